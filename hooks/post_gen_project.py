@@ -1,0 +1,64 @@
+"""Keep only the files of the options that were chosen.
+
+Runs inside the freshly generated project with the interpreter that runs cookiecutter:
+standard library only. Idempotent; never runs git, prompts or touches the network, because
+`cruft update` runs it again on a fresh render.
+
+- Retrievers: every module in `src/<package>/retrievers/` other than the chosen one and
+  `__init__.py` is removed, so adding a retriever choice is one module plus one line in
+  `cookiecutter.json`.
+- Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
+  becomes `evals/baseline.json` when it was made with the chosen k; otherwise the project
+  starts without a baseline and says how to make one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
+
+
+def keep_chosen_retriever(project: Path, package: str, retriever: str) -> None:
+    folder = project / "src" / package / "retrievers"
+    for module in folder.glob("*.py"):
+        if module.stem not in {"__init__", retriever}:
+            module.unlink()
+
+
+def place_baseline(project: Path, retriever: str, k: int) -> str | None:
+    """Move the shipped baseline into place; return a note for the user, if any."""
+    shipped = project / "evals" / "baselines"
+    target = project / "evals" / "baseline.json"
+    candidate = shipped / f"{retriever}.json"
+    note = None
+    if candidate.is_file():
+        made_with_k = json.loads(candidate.read_text(encoding="utf-8"))["settings"]["k"]
+        if made_with_k == k:
+            candidate.replace(target)
+        else:
+            note = (
+                f"The shipped baseline was made with k={made_with_k}; you chose k={k}. "
+                "Make yours with `nox -s baseline` and commit evals/baseline.json."
+            )
+    if shipped.is_dir():
+        shutil.rmtree(shipped)
+    return note
+
+
+def main() -> int:
+    project = Path.cwd()
+    package = ANSWERS["package_name"]
+    retriever = ANSWERS["retriever"]
+    keep_chosen_retriever(project, package, retriever)
+    note = place_baseline(project, retriever, int(ANSWERS["k"]))
+    if note:
+        print(f"NOTE: {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Shared helpers for the template's own tests: bake the template, run commands in a bake."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = ROOT / "{{cookiecutter.project_slug}}"
+ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
+RETRIEVERS: list[str] = ANSWERS["retriever"]
+
+# Runs that must never reach a model hub, and a nox that reuses nothing between bakes.
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def bake_cli(output: Path, *answers: str) -> subprocess.CompletedProcess[str]:
+    """Run the cookiecutter command line as a user would, with `key=value` answers."""
+    command = [sys.executable, "-m", "cookiecutter", "--no-input", str(ROOT), "-o", str(output), *answers]
+    return subprocess.run(command, capture_output=True, text=True, env=ENV, check=False)
+
+
+def bake(output: Path, *answers: str) -> Path:
+    """Bake into `output`; return the generated project folder. Fails the test on error."""
+    result = bake_cli(output, *answers)
+    assert result.returncode == 0, f"bake failed:\n{result.stdout}\n{result.stderr}"
+    (project,) = [p for p in output.iterdir() if p.is_dir()]
+    return project
+
+
+def run(project: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run a command in a baked project, capturing its output."""
+    return subprocess.run(list(command), cwd=project, capture_output=True, text=True, env=ENV, check=False)
+
+
+def nox(project: Path, *sessions: str) -> subprocess.CompletedProcess[str]:
+    """Run the baked project's own nox sessions (real virtualenvs, real installs)."""
+    return run(project, sys.executable, "-m", "nox", "--non-interactive", "-s", *sessions)
+
+
+def render_hook(name: str, answers: dict) -> str:
+    """Render a hook as cookiecutter does. Its only Jinja is the answers-as-JSON literal."""
+    source = (ROOT / "hooks" / name).read_text(encoding="utf-8")
+    placeholder = "{{ cookiecutter | tojson }}"
+    assert source.count("{{") == source.count(placeholder) == 1, "hooks read answers in one place only"
+    return source.replace(placeholder, json.dumps(answers))
+
+
+def package_of(project: Path) -> str:
+    (package,) = [p.name for p in (project / "src").iterdir() if p.is_dir()]
+    return package
+
+
+@pytest.fixture(scope="session")
+def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One bake with every default answer, shared by read-only tests."""
+    return bake(tmp_path_factory.mktemp("default"))

@@ -1,0 +1,74 @@
+"""Baking: every choice renders completely, and hostile answers still give a valid project."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import RETRIEVERS, TEMPLATE, bake, package_of, run
+
+UNRENDERED = re.compile(r"\{\{|\{%|\{#|cookiecutter\.[a-z_]")
+HOSTILE = {
+    "project_name": "Qu\"ote's \\ back\\slash Ünïcødé 検索 🚀",
+    "author": 'O\'Brien "The Hammer" \\ Zoë 🦊\nSecond line',
+    "description": 'Line one\nline two with "quotes", \\backslashes\\, tabs\tand a 🦄; {single braces}',
+}
+
+
+def text_files(project: Path) -> list[Path]:
+    return [p for p in project.rglob("*") if p.is_file() and p.suffix != ".pyc"]
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_every_choice_renders_completely(tmp_path: Path, retriever: str) -> None:
+    project = bake(tmp_path, f"retriever={retriever}")
+    leftovers = [
+        f"{path.relative_to(project)}: {line.strip()}"
+        for path in text_files(project)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if UNRENDERED.search(line)
+    ]
+    assert not leftovers, "unrendered template syntax:\n" + "\n".join(leftovers)
+    for path in project.rglob("*.py"):
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["scripts"] == {package_of(project): f"{package_of(project)}.cli:main"}
+    needs_sklearn = any("scikit-learn" in dep for dep in pyproject["project"]["dependencies"])
+    assert needs_sklearn == (retriever == "tfidf"), "scikit-learn only where TF-IDF needs it"
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_generated_python_is_lint_clean_and_formatted(tmp_path: Path, retriever: str) -> None:
+    """Checked after rendering, with the generated project's own ruff settings."""
+    project = bake(tmp_path, f"retriever={retriever}")
+    for command in (["check", "."], ["format", "--check", "."]):
+        result = run(project, sys.executable, "-m", "ruff", *command)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hostile_answers_bake_into_a_valid_project(tmp_path: Path) -> None:
+    answers = [f"{key}={value}" for key, value in HOSTILE.items()]
+    project = bake(tmp_path, *answers)
+    assert project.name == "qu-ote-s-back-slash-unicode-jian-suo"
+    pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["description"] == HOSTILE["description"]
+    assert pyproject["project"]["authors"] == [{"name": HOSTILE["author"]}]
+    for path in project.rglob("*.py"):
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    assert HOSTILE["project_name"] in (project / "README.md").read_text(encoding="utf-8")
+
+
+def test_data_files_are_copied_byte_for_byte(default_project: Path) -> None:
+    """The corpus and golden set may contain braces: they must never pass through Jinja."""
+    for name in ("corpus.jsonl", "golden.jsonl"):
+        assert (default_project / "evals" / name).read_bytes() == (TEMPLATE / "evals" / name).read_bytes()
+
+
+def test_workflow_runs_the_tests_and_the_gate_on_pull_requests(default_project: Path) -> None:
+    workflow = (default_project / ".github" / "workflows" / "rag-eval.yml").read_text(encoding="utf-8")
+    assert "pull_request:" in workflow
+    assert "nox -s tests gate" in workflow

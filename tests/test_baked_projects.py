@@ -1,0 +1,99 @@
+"""End to end: each baked project's own nox sessions, as a team would run them.
+
+These create real virtual environments and install the project from PyPI (uv when present).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import RETRIEVERS, bake, nox, package_of, run
+from test_bake import HOSTILE
+
+REGRESSION = ("min_length = 1 ", "min_length = 4 ")  # seed 000: drop tokens shorter than 4
+
+
+def output(result) -> str:
+    return f"--- stdout\n{result.stdout[-6000:]}\n--- stderr\n{result.stderr[-6000:]}"
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_baked_project_passes_its_tests_and_gate_and_ships_its_true_baseline(
+    tmp_path: Path, retriever: str
+) -> None:
+    project = bake(tmp_path, f"retriever={retriever}")
+    result = nox(project, "tests", "gate")
+    assert result.returncode == 0, output(result)
+    assert "GATE PASSED" in result.stdout
+    # The gate wrote a fresh report: the shipped baseline is exactly what this retriever produces.
+    fresh = json.loads((project / "build" / "report.json").read_text(encoding="utf-8"))
+    shipped = json.loads((project / "evals" / "baseline.json").read_text(encoding="utf-8"))
+    assert fresh == shipped, "stale shipped baseline: run `nox -s baselines` at the template root"
+    # The pytest form of the gate passes too, and the eval session prints the readable table.
+    tests_venv_python = next((project / ".nox").glob("tests*/bin/python"))
+    gate_as_tests = run(project, str(tests_venv_python), "-m", "pytest", "-m", "gate", "-q")
+    assert gate_as_tests.returncode == 0, output(gate_as_tests)
+    table = nox(project, "eval")
+    assert table.returncode == 0, output(table)
+    assert re.search(r"^HIT\s+q01\s", table.stdout, re.MULTILINE)
+    assert "unanswerable left out" in table.stdout and "Slices by tag" in table.stdout
+
+
+def test_seed_000_regression_fails_the_gate_and_names_the_broken_questions(tmp_path: Path) -> None:
+    """Dropping tokens shorter than 4 characters loses SSO, 2FA, API...: exit 3, named."""
+    project = bake(tmp_path)
+    config = project / "eval.toml"
+    text = config.read_text(encoding="utf-8")
+    assert text.count(REGRESSION[0]) == 1, "the README's one-line change must exist in eval.toml"
+    config.write_text(text.replace(*REGRESSION), encoding="utf-8")
+
+    result = nox(project, "gate")
+    assert result.returncode == 3, output(result)
+    assert "GATE FAILED" in result.stdout
+
+    before = json.loads((project / "evals" / "baseline.json").read_text(encoding="utf-8"))
+    after = json.loads((project / "build" / "report.json").read_text(encoding="utf-8"))
+    for metric in ("recall@5", "mrr", "hit@5"):
+        assert after["aggregate"][metric] < before["aggregate"][metric], metric
+    # Every question whose hit@5 went from 1 to 0 is named, with its before/after numbers.
+    old = {row["id"]: row for row in before["questions"] if row["metrics"]}
+    broken = [
+        row["id"]
+        for row in after["questions"]
+        if row["metrics"] and old[row["id"]]["metrics"]["hit@5"] == 1.0 and row["metrics"]["hit@5"] == 0.0
+    ]
+    assert broken, "the regression must break at least one question outright"
+    for qid in broken:
+        assert re.search(rf"\[(must-pass, )?newly failing\] {qid} .*hit@5 1\.000 -> 0\.000", result.stdout), (
+            qid
+        )
+    # ...and the broken ones are the short-acronym questions, including a must-pass one.
+    tags = {row["id"]: row["tags"] for row in after["questions"]}
+    assert all("acronym" in tags[qid] for qid in broken)
+    assert re.search(r"\[must-pass, newly failing\] q\d+ ", result.stdout)
+
+    config.write_text(text, encoding="utf-8")
+    restored = nox(project, "gate")
+    assert restored.returncode == 0, output(restored)
+
+
+def test_gate_exits_2_without_a_baseline_and_passes_once_one_is_made(tmp_path: Path) -> None:
+    project = bake(tmp_path, "k=3")
+    missing = nox(project, "gate")
+    assert missing.returncode == 2, output(missing)
+    said = missing.stdout + missing.stderr
+    assert "evals/baseline.json: the baseline report does not exist" in said and "nox -s baseline" in said
+    assert nox(project, "baseline").returncode == 0
+    made = nox(project, "gate")
+    assert made.returncode == 0, output(made)
+    assert "recall@3" in made.stdout
+
+
+def test_hostile_answers_bake_a_project_whose_tests_pass(tmp_path: Path) -> None:
+    project = bake(tmp_path, *(f"{key}={value}" for key, value in HOSTILE.items()))
+    result = nox(project, "tests")
+    assert result.returncode == 0, output(result)
+    assert package_of(project) == "qu_ote_s_back_slash_unicode_jian_suo"

@@ -1,0 +1,35 @@
+"""The root README's two commands are the ones CI runs, and they match the template."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import RETRIEVERS, ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def readme_command(marker: str) -> str:
+    match = re.search(rf"<!-- {marker} -->\n```bash\n(.*?)\n```", README, re.DOTALL)
+    assert match, f"README.md lost its <!-- {marker} --> command"
+    return match.group(1)
+
+
+def test_generate_command_bakes_the_template_and_enters_the_default_project(default_project: Path) -> None:
+    command = readme_command("readme-generate")
+    assert "cookiecutter --no-input" in command
+    assert f"cd build/demo/{default_project.name} && nox -s gate" in command
+
+
+def test_both_commands_install_what_they_use_and_ci_runs_them() -> None:
+    for marker in ("readme-generate", "readme-test"):
+        assert "pip install -r requirements-dev.txt" in readme_command(marker)
+        assert marker in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "nox -s lint tests" in readme_command("readme-test")
+    assert (ROOT / "requirements-dev.txt").is_file()
+
+
+def test_readme_names_every_retriever_choice() -> None:
+    for retriever in RETRIEVERS:
+        assert f"`{retriever}`" in README

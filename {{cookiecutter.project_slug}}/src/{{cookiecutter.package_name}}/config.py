@@ -1,0 +1,242 @@
+"""Read eval.toml: the one source of truth for the evaluation and the gate.
+
+The command line, the nox sessions and the tests all call `load_config`, so what CI gates
+is exactly what you run locally. Paths in the file are relative to the file itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import EvalInputError
+from .metric_names import Metric, parse_metric
+from .tokens import STOPWORD_LISTS, TokenizerSettings
+
+DEFAULT_PATH = Path("eval.toml")
+
+_SCHEMA: dict[str, set[str]] = {
+    "data": {"corpus", "golden", "baseline", "report"},
+    "retrieval": {"k", "depth", "metrics"},
+    "tokenizer": {"lowercase", "pattern", "min_length", "stopwords"},
+    "retriever": set(),  # free-form: passed to the retriever as options
+    "gate": {"metrics", "tolerance", "floors", "checks"},
+}
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    metrics: list[Metric]  # aggregates compared with the baseline
+    tolerance: float  # allowed drop below the baseline before the gate fails
+    floors: dict[Metric, float]  # aggregates must never fall below these
+    checks: dict[Metric, float]  # a question passes a check when its value >= threshold
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    corpus: Path
+    golden: Path
+    baseline: Path
+    report: Path
+    k: int
+    depth: int
+    metrics: list[Metric]  # every metric computed, in report order
+    tokenizer: TokenizerSettings
+    retriever: dict[str, Any] = field(default_factory=dict)
+    gate: GateSettings = field(default_factory=lambda: GateSettings([], 0.0, {}, {}))
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that shape the numbers, as recorded in every report."""
+        return {
+            "k": self.k,
+            "depth": self.depth,
+            "metrics": [str(m) for m in self.metrics],
+            "tokenizer": vars(self.tokenizer).copy(),
+        }
+
+
+class _Reader:
+    """Typed access to the parsed TOML, turning every mistake into an EvalInputError."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, key: str) -> int | None:
+        """Best-effort line number of setting `key` ("gate.floors.mrr") or table `[key]`."""
+        *tables, leaf = key.split(".")
+        section, current = ".".join(tables), ""
+        for number, line in enumerate(self.lines, start=1):
+            header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
+            if header:
+                current = header.group(1).replace(" ", "")
+                if current == key:
+                    return number
+            elif current == section and re.match(rf"""^\s*["']?{re.escape(leaf)}["']?\s*=""", line):
+                return number
+        return None
+
+    def fail(self, key: str, problem: str, fix: str) -> EvalInputError:
+        """An error about setting `key` (dotted, e.g. "gate.floors.mrr"), located by line."""
+        return EvalInputError(self.path, f"{key}: {problem}", fix, self.line_of(key))
+
+    def table(self, parent: dict, key: str) -> dict:
+        value = parent.get(key.split(".")[-1], {})
+        if not isinstance(value, dict):
+            raise self.fail(key, f"must be a table, got {value!r}", f"write [{key}] followed by its settings")
+        return value
+
+    def check_keys(self, table: dict, prefix: str, allowed: set[str]) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(sorted(allowed))}"
+                raise self.fail(f"{prefix}{key}", "unknown setting", hint)
+
+    def integer(self, table: dict, name: str, key: str, default: int, minimum: int) -> int:
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(
+                f"{name}.{key}",
+                f"must be a whole number >= {minimum}, got {value!r}",
+                f"e.g. {key} = {default}",
+            )
+        return value
+
+    def number(self, value: Any, key: str, low: float, high: float) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not low <= value <= high
+        ):
+            raise self.fail(
+                key,
+                f"must be a number between {low:g} and {high:g}, got {value!r}",
+                f"write a number from {low:g} to {high:g}, e.g. {key.split('.')[-1]} = {high / 2:g}",
+            )
+        return float(value)
+
+    def metric(self, text: Any, key: str) -> Metric:
+        try:
+            return parse_metric(text)
+        except ValueError as error:
+            raise self.fail(key, str(error), "use one of the known metric names") from None
+
+    def metric_list(self, table: dict, name: str, key: str, default: list[str]) -> list[Metric]:
+        value = table.get(key, default)
+        if not isinstance(value, list) or not value:
+            raise self.fail(
+                f"{name}.{key}",
+                f"must be a non-empty list of metric names, got {value!r}",
+                f'e.g. {key} = ["recall@5", "mrr"]',
+            )
+        metrics = [self.metric(item, f"{name}.{key}") for item in value]
+        return list(dict.fromkeys(metrics))  # drop repeats, keep order
+
+    def path_setting(self, table: dict, key: str, default: str) -> Path:
+        value = table.get(key, default)
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(f"data.{key}", f"must be a file path, got {value!r}", f'e.g. {key} = "{default}"')
+        return (self.path.parent / value).resolve()
+
+
+def load_config(path: Path = DEFAULT_PATH) -> Config:
+    """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvalInputError(
+            path, "config file not found", "run from the project folder, or pass --config PATH"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise EvalInputError(path, f"cannot read the config: {error}", "save it as UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        line = re.search(r"line (\d+)", str(error))
+        raise EvalInputError(
+            path, f"not valid TOML: {error}", "fix the TOML syntax", int(line.group(1)) if line else None
+        ) from None
+
+    read = _Reader(path, text)
+    read.check_keys(data, "", set(_SCHEMA))
+    tables = {name: read.table(data, name) for name in _SCHEMA}
+    for name, allowed in _SCHEMA.items():
+        if allowed:
+            read.check_keys(tables[name], f"{name}.", allowed)
+
+    files, retrieval, tok, gate = tables["data"], tables["retrieval"], tables["tokenizer"], tables["gate"]
+    k = read.integer(retrieval, "retrieval", "k", 5, 1)
+    depth = read.integer(retrieval, "retrieval", "depth", max(20, k), k)
+    reported = read.metric_list(retrieval, "retrieval", "metrics", [f"recall@{k}", "mrr"])
+
+    tokenizer = TokenizerSettings(
+        lowercase=tok.get("lowercase", True),
+        pattern=tok.get("pattern", TokenizerSettings.pattern),
+        min_length=read.integer(tok, "tokenizer", "min_length", 1, 1),
+        stopwords=tok.get("stopwords", TokenizerSettings.stopwords),
+    )
+    if not isinstance(tokenizer.lowercase, bool):
+        raise read.fail("tokenizer.lowercase", "must be true or false", "lowercase = true")
+    if tokenizer.stopwords not in STOPWORD_LISTS:
+        raise read.fail(
+            "tokenizer.stopwords",
+            f"unknown list {tokenizer.stopwords!r}",
+            f"one of: {', '.join(STOPWORD_LISTS)}",
+        )
+    try:
+        if not isinstance(tokenizer.pattern, str) or re.compile(tokenizer.pattern).groups:
+            raise re.error("use a pattern without capturing groups, e.g. (?:...) instead of (...)")
+    except re.error as error:
+        raise read.fail(
+            "tokenizer.pattern", f"not a usable regular expression: {error}", r"e.g. pattern = '\w+'"
+        ) from None
+
+    gate_metrics = read.metric_list(gate, "gate", "metrics", [str(m) for m in reported])
+    floors_table = read.table(gate, "gate.floors")
+    checks_table = read.table(gate, "gate.checks")
+    floors = {
+        read.metric(name, "gate.floors"): read.number(v, f"gate.floors.{name}", 0, 1)
+        for name, v in floors_table.items()
+    }
+    checks = {
+        read.metric(name, "gate.checks"): read.number(v, f"gate.checks.{name}", 0, 1)
+        for name, v in checks_table.items()
+    }
+    settings = GateSettings(
+        metrics=gate_metrics,
+        tolerance=read.number(gate.get("tolerance", 0.02), "gate.tolerance", 0, 1),
+        floors=floors,
+        checks=checks,
+    )
+
+    # Everything the gate needs is computed, even when not listed in [retrieval] metrics.
+    every = list(dict.fromkeys([*reported, *gate_metrics, *floors, *checks]))
+    for metric in every:
+        if metric.k is not None and metric.k > depth:
+            raise read.fail(
+                "retrieval.depth",
+                f"{metric} looks at the top {metric.k} but the retriever returns only {depth}",
+                f"set depth = {metric.k} or more",
+            )
+    return Config(
+        path=path.resolve(),
+        corpus=read.path_setting(files, "corpus", "evals/corpus.jsonl"),
+        golden=read.path_setting(files, "golden", "evals/golden.jsonl"),
+        baseline=read.path_setting(files, "baseline", "evals/baseline.json"),
+        report=read.path_setting(files, "report", "build/report.json"),
+        k=k,
+        depth=depth,
+        metrics=every,
+        tokenizer=tokenizer,
+        retriever=dict(tables["retriever"]),
+        gate=settings,
+    )

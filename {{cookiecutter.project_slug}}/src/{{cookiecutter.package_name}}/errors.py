@@ -1,0 +1,37 @@
+"""The project's own error type and the exit codes every command uses."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from pathlib import Path
+
+
+class ExitCode(IntEnum):
+    """Exit codes of the command line; CI scripts may rely on them."""
+
+    OK = 0
+    INVALID_INPUT = 2  # bad data, config or retriever output, or a baseline we cannot compare
+    REGRESSION = 3  # quality got worse: the gate failed
+
+
+class EvalInputError(Exception):
+    """Input we refuse to evaluate. Says where (file and line), what is wrong and the fix.
+
+    The command line prints it and exits with `ExitCode.INVALID_INPUT`; nothing is written.
+    """
+
+    def __init__(self, path: str | Path, problem: str, fix: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        path = Path(self.path)
+        try:  # shorter and clickable in most terminals: relative to where the command runs
+            shown = str(path.resolve().relative_to(Path.cwd().resolve()))
+        except (ValueError, OSError):
+            shown = self.path
+        where = f"{shown}:{self.line}" if self.line is not None else shown
+        return f"{where}: {self.problem}\n  fix: {self.fix}"

@@ -1,0 +1,126 @@
+"""Run the golden set through the retriever and build the report (a plain, JSON-ready dict).
+
+Report layout (written by report.py, read back by the gate):
+  settings   what shaped the numbers: k, depth, metrics, tokenizer, retriever and options
+  counts     questions, evaluated, left_out (unanswerable questions have no relevant
+             documents, so they are left out of every retrieval average)
+  aggregate  {metric: mean over evaluated questions}
+  slices     {tag: {questions, evaluated, metrics}}
+  questions  one row per question: retrieved [[id, score], ...], found and missing
+             relevant ids within the top k, metrics and per-question checks
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from statistics import fmean
+from typing import Any
+
+from .config import Config
+from .data import Question, load_corpus, load_golden
+from .errors import EvalInputError
+from .ranking import Hit, RetrieverOutputError, check_hits
+from .retriever import build_retriever
+from .retrievers import OptionsError
+from .tokens import make_tokenizer
+
+FORMAT = "rag-eval-report"
+VERSION = 1
+
+
+def _row(question: Question, hits: list[Hit], config: Config) -> dict[str, Any]:
+    ranking = [hit.doc_id for hit in hits]
+    top = ranking[: config.k]
+    row: dict[str, Any] = {
+        "id": question.id,
+        "question": question.question,
+        "tags": question.tags,
+        "answerable": question.answerable,
+        "must_pass": question.must_pass,
+        "relevant": question.relevant,
+        "retrieved": [[hit.doc_id, round(hit.score, 6)] for hit in hits],
+        "found": [doc_id for doc_id in top if doc_id in question.relevant],
+        "missing": sorted(
+            (doc_id for doc_id in question.relevant if doc_id not in top),
+            key=lambda doc_id: (-question.relevant[doc_id], doc_id),
+        ),
+        "metrics": None,
+        "checks": None,
+    }
+    if question.answerable:
+        values = {str(metric): metric(ranking, question.relevant) for metric in config.metrics}
+        row["metrics"] = values
+        row["checks"] = {str(m): values[str(m)] >= threshold for m, threshold in config.gate.checks.items()}
+    return row
+
+
+def _means(rows: list[dict[str, Any]], config: Config) -> dict[str, float] | None:
+    scored = [row for row in rows if row["metrics"] is not None]
+    if not scored:
+        return None
+    return {str(m): fmean(row["metrics"][str(m)] for row in scored) for m in config.metrics}
+
+
+def _retriever_settings(retriever: object, config: Config) -> dict[str, Any]:
+    options = getattr(retriever, "options", None)
+    if dataclasses.is_dataclass(options) and not isinstance(options, type):
+        effective = dataclasses.asdict(options)
+    else:
+        effective = dict(config.retriever)
+    return {"name": type(retriever).__name__, "options": effective}
+
+
+def evaluate(config: Config) -> dict[str, Any]:
+    """Evaluate the retriever from `retriever.py` on the golden set named in `config`."""
+    corpus = load_corpus(config.corpus)
+    questions = load_golden(config.golden, corpus)
+    try:
+        retriever = build_retriever(list(corpus.values()), make_tokenizer(config.tokenizer), config.retriever)
+    except OptionsError as error:
+        raise EvalInputError(config.path, f"[retriever]: {error}", "fix or remove that option") from None
+
+    rows = []
+    for question in questions:
+        try:
+            hits = check_hits(retriever.search(question.question, config.depth), config.depth, corpus)
+        except RetrieverOutputError as error:
+            raise EvalInputError(
+                config.golden,
+                f"question {question.id!r}: bad retriever output: {error}",
+                "fix search() in retriever.py (see the rules in its docstring)",
+                question.line,
+            ) from None
+        except Exception as error:  # a crash in the team's own retriever: name the question
+            raise EvalInputError(
+                config.golden,
+                f"question {question.id!r}: the retriever raised {type(error).__name__}: {error}",
+                "fix search() in retriever.py; this question reproduces it",
+                question.line,
+            ) from error
+        rows.append(_row(question, hits, config))
+
+    evaluated = sum(1 for row in rows if row["metrics"] is not None)
+    if evaluated == 0:
+        raise EvalInputError(
+            config.golden,
+            "no answerable question, so nothing can be evaluated",
+            "add questions with relevant documents ('answerable': true)",
+        )
+    tags = sorted({tag for row in rows for tag in row["tags"]})
+    slices = {}
+    for tag in tags:
+        members = [row for row in rows if tag in row["tags"]]
+        slices[tag] = {
+            "questions": len(members),
+            "evaluated": sum(1 for row in members if row["metrics"] is not None),
+            "metrics": _means(members, config),
+        }
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "settings": {**config.settings(), "retriever": _retriever_settings(retriever, config)},
+        "counts": {"questions": len(rows), "evaluated": evaluated, "left_out": len(rows) - evaluated},
+        "aggregate": _means(rows, config),
+        "slices": slices,
+        "questions": rows,
+    }

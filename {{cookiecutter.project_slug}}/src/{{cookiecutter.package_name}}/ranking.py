@@ -1,0 +1,84 @@
+"""The retriever interface: a question in, ranked document ids with scores out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+
+class Hit(NamedTuple):
+    doc_id: str
+    score: float
+
+
+class Retriever(Protocol):
+    def search(self, question: str, depth: int) -> list[Hit]:
+        """Return at most `depth` hits, best first, each document at most once.
+
+        Return only documents you would actually show the generator: an empty list is a
+        valid answer (and scores zero on every metric).
+        """
+        ...
+
+
+class RetrieverOutputError(Exception):
+    """The retriever returned something that cannot be a ranking."""
+
+
+def top_hits(scores: np.ndarray, doc_ids: Sequence[str], tiebreak: np.ndarray, depth: int) -> list[Hit]:
+    """The `depth` best documents with a positive score, best first.
+
+    Ties are broken as trec_eval breaks them (document id, descending), so an exported run
+    ranks the same in trec_eval as here. `tiebreak[i]` is document i's position in
+    ascending id order, from `ascending_id_rank`.
+    """
+    candidates = np.flatnonzero(scores > 0)
+    if len(candidates) > depth:
+        # Keep everything that scores at least the depth-th best score, ties included.
+        threshold = np.partition(scores[candidates], len(candidates) - depth)[len(candidates) - depth]
+        candidates = candidates[scores[candidates] >= threshold]
+    order = candidates[np.lexsort((-tiebreak[candidates], -scores[candidates]))][:depth]
+    return [Hit(doc_ids[i], float(scores[i])) for i in order]
+
+
+def ascending_id_rank(doc_ids: Sequence[str]) -> np.ndarray:
+    """Each document's position in ascending id order (`top_hits` breaks ties with it)."""
+    positions = np.empty(len(doc_ids), dtype=np.int64)
+    positions[np.argsort(np.array(doc_ids, dtype=object), kind="stable")] = np.arange(len(doc_ids))
+    return positions
+
+
+def check_hits(hits: object, depth: int, known_ids: set[str] | dict) -> list[Hit]:
+    """Validate what a retriever returned; raise RetrieverOutputError saying what is wrong."""
+    if not isinstance(hits, list | tuple):
+        raise RetrieverOutputError(
+            f"search() must return a list of Hit(doc_id, score), got {type(hits).__name__}"
+        )
+    if len(hits) > depth:
+        raise RetrieverOutputError(f"asked for at most {depth} hits, got {len(hits)}")
+    checked: list[Hit] = []
+    seen: set[str] = set()
+    previous = math.inf
+    for position, hit in enumerate(hits, start=1):
+        try:
+            doc_id, score = hit
+            score = float(score)
+        except (TypeError, ValueError):
+            raise RetrieverOutputError(f"hit {position} is not a (doc_id, score) pair: {hit!r}") from None
+        if not isinstance(doc_id, str) or doc_id not in known_ids:
+            raise RetrieverOutputError(f"hit {position}: document {doc_id!r} is not in the corpus")
+        if doc_id in seen:
+            raise RetrieverOutputError(f"hit {position}: document {doc_id!r} appears twice")
+        if not math.isfinite(score):
+            raise RetrieverOutputError(f"hit {position}: score of {doc_id!r} is {score}, not a finite number")
+        if score > previous:
+            raise RetrieverOutputError(
+                f"hit {position}: scores must not increase down the ranking ({previous} then {score})"
+            )
+        seen.add(doc_id)
+        previous = score
+        checked.append(Hit(doc_id, score))
+    return checked

@@ -1,0 +1,42 @@
+"""THE SYSTEM UNDER TEST: edit this file to evaluate your own retriever.
+
+`build_retriever` returns any object with
+
+    search(question: str, depth: int) -> list[Hit]     # Hit(doc_id, score), best first
+
+Rules the evaluator checks (and stops with a clear error, exit code 2, if broken):
+at most `depth` hits; document ids from evals/corpus.jsonl; each id at most once; finite
+scores that do not increase down the list. An empty list is fine: it scores zero.
+
+To plug in your own system, replace the body of `build_retriever`, for example:
+
+    class MyRetriever:
+        def __init__(self, client):
+            self.client = client
+
+        def search(self, question: str, depth: int) -> list[Hit]:
+            results = self.client.query(question, top_k=depth)   # your vector DB, API, ...
+            return [Hit(r.id, r.score) for r in results]
+
+    def build_retriever(documents, tokenize, options):
+        return MyRetriever(make_client(**options))
+
+`documents` is the corpus in file order, `tokenize` follows the [tokenizer] settings and
+`options` is the [retriever] table of eval.toml: put your own settings there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .data import Document
+from .ranking import Hit, Retriever
+from .retrievers import {{ cookiecutter.retriever }}
+from .tokens import Tokenizer
+
+__all__ = ["Hit", "Retriever", "build_retriever"]
+
+
+def build_retriever(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> Retriever:
+    """Return the retriever to evaluate. Shipped: `retrievers/{{ cookiecutter.retriever }}.py`."""
+    return {{ cookiecutter.retriever }}.build(documents, tokenize, options)

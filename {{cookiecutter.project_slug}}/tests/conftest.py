@@ -1,0 +1,149 @@
+"""Shared test helpers: a deterministic Hypothesis profile and a tiny project in tmp_path.
+
+Unit and command-line tests never read the shipped demo data in evals/ (teams replace it):
+they write the small corpus, golden set and eval.toml below into a temporary folder.
+
+The tiny project is built so that every query matches exactly the documents listed next to
+it, whatever the retriever (BM25 or TF-IDF), so expected numbers can be worked out by hand:
+
+  q1 "SSO"               -> sso-setup (relevant, 3), password-policy (mentions SSO once)
+  q2 "2FA"               -> 2fa-setup (relevant, 3)
+  q3 "API"               -> api-keys (relevant, 3)
+  q4 "download invoices" -> invoices (relevant, 3); export-data (relevant, 1) is never found
+  q5 unanswerable        -> left out of every average
+
+With `min_length = 4` the acronyms SSO, 2FA and API are no longer tokens, so q1-q3 retrieve
+nothing: the regression the gate exists to catch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import settings
+
+# Deterministic CI: the same examples on every run, no example database written to disk.
+settings.register_profile(
+    "ci", deadline=None, max_examples=200, derandomize=True, print_blob=True, database=None
+)
+settings.load_profile("ci")
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+TINY_CORPUS: list[dict[str, Any]] = [
+    {
+        "id": "sso-setup",
+        "title": "Single sign-on (SSO)",
+        "text": "Turn on SSO with SAML; members then sign in through SSO.",
+    },
+    {
+        "id": "password-policy",
+        "title": "Password rules",
+        "text": "Passwords need twelve characters and expire yearly unless your workspace "
+        "enforces SSO for every member of every team across the whole company.",
+    },
+    {
+        "id": "2fa-setup",
+        "title": "Two-factor authentication (2FA)",
+        "text": "Enable 2FA with an authenticator app.",
+    },
+    {"id": "api-keys", "title": "API keys", "text": "Create an API key under Developer settings."},
+    {"id": "invoices", "title": "Invoices", "text": "Download invoices as PDF files from the Billing page."},
+    {"id": "export-data", "title": "Export data", "text": "Export projects as CSV files."},
+]
+
+TINY_GOLDEN: list[dict[str, Any]] = [
+    {
+        "id": "q1",
+        "question": "SSO",
+        "relevant": {"sso-setup": 3},
+        "tags": ["acronym", "security"],
+        "must_pass": True,
+    },
+    {"id": "q2", "question": "2FA", "relevant": {"2fa-setup": 3}, "tags": ["acronym", "security"]},
+    {"id": "q3", "question": "API", "relevant": {"api-keys": 3}, "tags": ["acronym"]},
+    {
+        "id": "q4",
+        "question": "download invoices",
+        "relevant": {"invoices": 3, "export-data": 1},
+        "tags": ["billing"],
+    },
+    {
+        "id": "q5",
+        "question": "Is there a mobile app?",
+        "relevant": {},
+        "answerable": False,
+        "tags": ["billing", "unanswerable"],
+    },
+]
+
+TINY_CONFIG = r"""
+[data]
+corpus = "corpus.jsonl"
+golden = "golden.jsonl"
+baseline = "baseline.json"
+report = "build/report.json"
+
+[retrieval]
+k = 5
+depth = 10
+metrics = ["precision@5", "recall@5", "hit@5", "mrr", "ndcg@5", "map", "rprec"]
+
+[tokenizer]
+lowercase = true
+pattern = '\w+'
+min_length = 1
+stopwords = "english"
+
+[retriever]
+
+[gate]
+metrics = ["recall@5", "hit@5", "mrr"]
+tolerance = 0.02
+
+[gate.floors]
+"hit@5" = 0.5
+
+[gate.checks]
+"hit@5" = 1.0
+"recall@5" = 1.0
+""".lstrip()
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any] | str]) -> Path:
+    """Write one line per row: dicts as JSON, strings verbatim (for malformed lines)."""
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def write_project(
+    root: Path,
+    config: str = TINY_CONFIG,
+    corpus: Sequence[dict[str, Any] | str] = TINY_CORPUS,
+    golden: Sequence[dict[str, Any] | str] = TINY_GOLDEN,
+) -> Path:
+    """Write eval.toml, corpus.jsonl and golden.jsonl into `root`; return the config path."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_jsonl(root / "corpus.jsonl", corpus)
+    write_jsonl(root / "golden.jsonl", golden)
+    path = root / "eval.toml"
+    path.write_text(config, encoding="utf-8")
+    return path
+
+
+def set_min_length(config_path: Path, min_length: int) -> None:
+    """Change the tokenizer's min_length in an eval.toml written by write_project."""
+    text = config_path.read_text(encoding="utf-8")
+    assert "min_length = 1" in text
+    config_path.write_text(text.replace("min_length = 1", f"min_length = {min_length}"), encoding="utf-8")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The tiny project in tmp_path; returns the path of its eval.toml."""
+    return write_project(tmp_path)

@@ -1,0 +1,207 @@
+"""gate.compare(): the four rules (floor, regression, newly failing, must-pass), on small
+hand-built reports in the report format, plus one real evaluate-vs-evaluate comparison."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import set_min_length, write_project
+
+from {{ cookiecutter.package_name }}.config import GateSettings, load_config
+from {{ cookiecutter.package_name }}.errors import EvalInputError
+from {{ cookiecutter.package_name }}.evaluate import evaluate
+from {{ cookiecutter.package_name }}.gate import GateResult, compare, format_result
+from {{ cookiecutter.package_name }}.metric_names import parse_metric
+
+BASELINE_PATH = Path("evals/baseline.json")
+
+
+def gate_settings(
+    metrics: tuple[str, ...] = ("recall@5", "mrr"),
+    tolerance: float = 0.02,
+    floors: dict[str, float] | None = None,
+    checks: dict[str, float] | None = None,
+) -> GateSettings:
+    return GateSettings(
+        metrics=[parse_metric(m) for m in metrics],
+        tolerance=tolerance,
+        floors={parse_metric(m): v for m, v in (floors or {}).items()},
+        checks={parse_metric(m): v for m, v in ({"recall@5": 1.0} if checks is None else checks).items()},
+    )
+
+
+def row(
+    qid: str,
+    recall: float | None = 1.0,
+    *,
+    must_pass: bool = False,
+    retrieved: tuple[str, ...] = ("doc-a",),
+) -> dict[str, Any]:
+    """One question row; its only relevant document is doc-a (grade 3)."""
+    top = list(retrieved[:5])
+    return {
+        "id": qid,
+        "question": f"question {qid}",
+        "tags": [],
+        "answerable": recall is not None,
+        "must_pass": must_pass,
+        "relevant": {} if recall is None else {"doc-a": 3},
+        "retrieved": [[doc_id, 1.0 / rank] for rank, doc_id in enumerate(retrieved, start=1)],
+        "found": [d for d in top if d == "doc-a"] if recall is not None else [],
+        "missing": [],
+        "metrics": None if recall is None else {"recall@5": recall, "mrr": recall, "hit@5": recall},
+        "checks": None,
+    }
+
+
+def report(aggregate: dict[str, float], *rows: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": "rag-eval-report",
+        "version": 1,
+        "settings": {"k": 5},
+        "counts": {},
+        "aggregate": aggregate,
+        "slices": {},
+        "questions": list(rows),
+    }
+
+
+GOOD = {"recall@5": 0.90, "mrr": 0.90, "hit@5": 0.95}
+
+
+def kinds(result: GateResult) -> list[tuple[str, str]]:
+    return [(failure.kind, failure.subject) for failure in result.failures]
+
+
+def test_identical_report_passes(project: Path) -> None:
+    """A fresh evaluation compared with itself passes with no failures and no notes."""
+    config = load_config(project)
+    now = evaluate(config)
+    result = compare(now, copy.deepcopy(now), config.gate, BASELINE_PATH)
+    assert result.passed and result.failures == [] and result.notes == []
+    assert "GATE PASSED" in format_result(result, config.gate.tolerance)
+
+
+def test_aggregate_below_its_floor_fails() -> None:
+    """recall@5 = 0.70 < floor 0.80 fails even though the baseline was just as low."""
+    low = {**GOOD, "recall@5": 0.70}
+    result = compare(report(low), report(low), gate_settings(floors={"recall@5": 0.8}), BASELINE_PATH)
+    assert kinds(result) == [("floor", "recall@5")]
+    assert "0.700 is below its floor 0.800" in result.failures[0].message
+
+
+@pytest.mark.parametrize("recall", [0.80, 0.7 + 0.1], ids=["exact", "float-noise"])
+def test_aggregate_at_its_floor_passes(recall: float) -> None:
+    """The floor is a minimum: 0.80 >= 0.80 passes, and so does 0.7 + 0.1 =
+    0.7999999999999999 (the same number computed in another order)."""
+    at = {**GOOD, "recall@5": recall}
+    assert compare(report(at), report(at), gate_settings(floors={"recall@5": 0.8}), BASELINE_PATH).passed
+
+
+def test_drop_beyond_tolerance_is_a_regression() -> None:
+    """mrr 0.90 -> 0.85: a drop of 0.05 > tolerance 0.02 fails."""
+    now = {**GOOD, "mrr": 0.85}
+    result = compare(report(now), report(GOOD), gate_settings(), BASELINE_PATH)
+    assert kinds(result) == [("regression", "mrr")]
+    assert "0.900 -> 0.850" in result.failures[0].message
+
+
+@pytest.mark.parametrize("mrr", [0.89, 0.88, 0.95])
+def test_drop_within_tolerance_or_a_gain_passes(mrr: float) -> None:
+    """mrr 0.90 -> 0.89 (drop 0.01), -> 0.88 (drop exactly 0.02 = tolerance), -> 0.95 (gain)."""
+    now = {**GOOD, "mrr": mrr}
+    assert compare(report(now), report(GOOD), gate_settings(), BASELINE_PATH).passed
+
+
+def test_only_gated_metrics_are_compared_with_the_baseline() -> None:
+    """hit@5 is not in [gate] metrics: its drop 0.95 -> 0.50 is not a regression."""
+    now = {**GOOD, "hit@5": 0.50}
+    assert compare(report(now), report(GOOD), gate_settings(), BASELINE_PATH).passed
+
+
+def test_question_that_newly_fails_a_check_is_named_with_before_and_after() -> None:
+    """q2 had recall@5 = 1.0 (passes >= 1.0); now 0.0 and doc-a is no longer retrieved."""
+    baseline = report(GOOD, row("q1"), row("q2"))
+    now = report(GOOD, row("q1"), row("q2", 0.0, retrieved=("doc-x", "doc-y")))
+    result = compare(now, baseline, gate_settings(), BASELINE_PATH)
+    assert kinds(result) == [("newly failing", "q2")]
+    failure = result.failures[0]
+    assert 'q2 "question q2"' in failure.message
+    assert "recall@5 1.000 -> 0.000 (passes at >= 1)" in failure.message
+    assert "relevant doc-a (grade 3): rank 1 -> not retrieved" in failure.details
+    assert "top 5 now: doc-x doc-y" in failure.details
+    text = format_result(result, 0.02)
+    assert "GATE FAILED: 1 problem(s)" in text and "[newly failing] q2" in text
+
+
+def test_question_that_already_failed_in_the_baseline_is_not_newly_failing() -> None:
+    """q2 failed the check before (0.5) and still does (0.5): not a new failure."""
+    baseline = report(GOOD, row("q2", 0.5))
+    assert compare(report(GOOD, row("q2", 0.5)), baseline, gate_settings(), BASELINE_PATH).passed
+
+
+def test_must_pass_question_without_a_relevant_hit_fails_whatever_the_baseline() -> None:
+    """q1 is must-pass and finds nothing in the top 5, now and in the baseline: still a failure."""
+    broken = row("q1", 0.0, must_pass=True, retrieved=("doc-x",))
+    result = compare(
+        report(GOOD, broken), report(GOOD, copy.deepcopy(broken)), gate_settings(), BASELINE_PATH
+    )
+    assert kinds(result) == [("must-pass", "q1")]
+    assert "no relevant document in the top 5" in result.failures[0].message
+
+
+def test_must_pass_and_newly_failing_are_reported_together() -> None:
+    """A must-pass question that also newly fails a check is one failure with both kinds."""
+    baseline = report(GOOD, row("q1", must_pass=True))
+    now = report(GOOD, row("q1", 0.0, must_pass=True, retrieved=()))
+    result = compare(now, baseline, gate_settings(), BASELINE_PATH)
+    assert kinds(result) == [("must-pass, newly failing", "q1")]
+    assert "top 5 now: (nothing)" in result.failures[0].details
+
+
+def test_baseline_missing_a_gated_metric_cannot_be_compared() -> None:
+    """A baseline made with other settings (no mrr) is refused, naming the file and the metric."""
+    old = report({"recall@5": 0.9}, row("q1"))
+    with pytest.raises(EvalInputError, match="no value for mrr") as caught:
+        compare(report(GOOD, row("q1")), old, gate_settings(), BASELINE_PATH)
+    assert "baseline.json" in str(caught.value)
+    assert "nox -s baseline" in str(caught.value)
+
+
+def test_added_and_removed_questions_are_notes_not_failures() -> None:
+    """A new question (even a failing one) and a dropped one are reported as notes."""
+    baseline = report(GOOD, row("q1"), row("q-old"))
+    now = report(GOOD, row("q1"), row("q-new", 0.0, retrieved=("doc-x",)))
+    result = compare(now, baseline, gate_settings(), BASELINE_PATH)
+    assert result.passed
+    assert any("q-new" in note and "not in the baseline" in note for note in result.notes)
+    assert any("q-old" in note and "no longer in the golden set" in note for note in result.notes)
+
+
+def test_unanswerable_questions_are_not_checked() -> None:
+    """Rows without metrics (unanswerable) never fail a per-question check."""
+    baseline = report(GOOD, row("q1"), row("u1", None))
+    assert compare(report(GOOD, row("q1"), row("u1", None)), baseline, gate_settings(), BASELINE_PATH).passed
+
+
+def test_broken_tokenizer_fails_the_gate_against_a_real_baseline(tmp_path: Path) -> None:
+    """min_length = 4 on the tiny project: q1-q3 newly fail (q1 also must-pass), hit@5 falls
+    to 0.25 below its 0.5 floor, and recall@5 0.875 -> 0.125, hit@5 1.0 -> 0.25 and mrr
+    (q1-q3 lose 1.0 each) are regressions. q4 is unchanged and not named."""
+    config_path = write_project(tmp_path)
+    baseline = evaluate(load_config(config_path))
+    set_min_length(config_path, 4)
+    config = load_config(config_path)
+    result = compare(evaluate(config), baseline, config.gate, BASELINE_PATH)
+    assert set(kinds(result)) == {
+        ("floor", "hit@5"),
+        ("regression", "recall@5"),
+        ("regression", "hit@5"),
+        ("regression", "mrr"),
+        ("must-pass, newly failing", "q1"),
+        ("newly failing", "q2"),
+        ("newly failing", "q3"),
+    }

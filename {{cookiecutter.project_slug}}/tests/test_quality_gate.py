@@ -1,0 +1,69 @@
+"""The quality gate as tests: the shipped eval.toml, golden set and committed baseline.
+
+Run with `pytest -m gate` (the default run skips these: they test your data and retriever,
+not the code). Each test checks one of the gate's four rules and, when it fails, lists the
+failures with the gate's own messages and details, so CI output names what broke.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import PROJECT_ROOT
+
+from {{ cookiecutter.package_name }}.config import load_config
+from {{ cookiecutter.package_name }}.errors import EvalInputError
+from {{ cookiecutter.package_name }}.evaluate import evaluate
+from {{ cookiecutter.package_name }}.gate import Failure, GateResult, compare
+from {{ cookiecutter.package_name }}.report import read_report
+
+pytestmark = pytest.mark.gate
+
+
+@pytest.fixture(scope="module")
+def gate_result() -> GateResult:
+    """Evaluate the shipped project and compare it with the committed baseline, once."""
+    try:
+        config = load_config(PROJECT_ROOT / "eval.toml")
+        baseline = read_report(config.baseline)
+        return compare(evaluate(config), baseline, config.gate, config.baseline)
+    except EvalInputError as error:
+        pytest.fail(f"the gate cannot run (exit code 2 in `nox -s gate`):\n{error}", pytrace=False)
+
+
+def describe(failures: list[Failure]) -> str:
+    """Every failure with its details, one per block, as `nox -s gate` prints them."""
+    blocks = []
+    for failure in failures:
+        blocks.append(
+            "\n".join([f"[{failure.kind}] {failure.message}", *(f"    {d}" for d in failure.details)])
+        )
+    return f"{len(failures)} failure(s):\n" + "\n".join(blocks)
+
+
+def of_kind(result: GateResult, kind: str) -> list[Failure]:
+    """Failures of one kind (a question can be both 'must-pass' and 'newly failing')."""
+    return [failure for failure in result.failures if kind in failure.kind.split(", ")]
+
+
+def test_aggregates_meet_their_floors(gate_result: GateResult) -> None:
+    """No aggregate metric is below its absolute floor in [gate.floors]."""
+    failures = of_kind(gate_result, "floor")
+    assert not failures, describe(failures)
+
+
+def test_no_aggregate_regression(gate_result: GateResult) -> None:
+    """No gated aggregate dropped more than the tolerance below the baseline."""
+    failures = of_kind(gate_result, "regression")
+    assert not failures, describe(failures)
+
+
+def test_no_newly_failing_questions(gate_result: GateResult) -> None:
+    """No question fails a [gate.checks] check that it passed in the baseline."""
+    failures = of_kind(gate_result, "newly failing")
+    assert not failures, describe(failures)
+
+
+def test_must_pass_questions_pass(gate_result: GateResult) -> None:
+    """Every must-pass question retrieves a relevant document in the top k."""
+    failures = of_kind(gate_result, "must-pass")
+    assert not failures, describe(failures)
