@@ -10,7 +10,7 @@ import difflib
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +48,8 @@ class Config:
     depth: int
     metrics: list[Metric]  # every metric computed, in report order
     tokenizer: TokenizerSettings
-    retriever: dict[str, Any] = field(default_factory=dict)
-    gate: GateSettings = field(default_factory=lambda: GateSettings([], 0.0, {}, {}))
+    retriever: dict[str, Any]  # the [retriever] table, passed to build_retriever as options
+    gate: GateSettings
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape the numbers, as recorded in every report."""
