@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT_ROOT, TINY_CONFIG, write_project
 
+from {{ cookiecutter.package_name }}.answer_settings import ANSWER_CHECKS
 from {{ cookiecutter.package_name }}.config import load_config
 from {{ cookiecutter.package_name }}.data import load_corpus, load_golden
 from {{ cookiecutter.package_name }}.errors import EvalInputError
@@ -43,10 +44,11 @@ def test_shipped_config_and_data_load() -> None:
     """Smoke test: the eval.toml and evals/ files shipped with the project are valid, and
     everything the gate looks at is a computed metric."""
     config = load_config(PROJECT_ROOT / "eval.toml")
-    computed = set(config.metrics)
+    computed = set(config.metrics) | set(ANSWER_CHECKS)
     assert set(config.gate.metrics) <= computed
     assert set(config.gate.floors) <= computed
     assert set(config.gate.checks) <= computed
+    assert set(config.gate.answer_checks) <= set(ANSWER_CHECKS)
     assert all(m.k is None or m.k <= config.depth for m in config.metrics)
     assert config.k <= config.depth
     corpus = load_corpus(config.corpus)
@@ -79,7 +81,7 @@ def test_metrics_referenced_only_by_the_gate_are_still_computed(tmp_path: Path) 
     config = load_config(write_project(tmp_path, config=text))
     assert [str(m) for m in config.metrics] == ["recall@5", "mrr", "map@3", "ndcg@3"]
     report = evaluate(config)
-    assert list(report["aggregate"]) == ["recall@5", "mrr", "map@3", "ndcg@3"]
+    assert list(report["aggregate"]) == ["recall@5", "mrr", "map@3", "ndcg@3", *ANSWER_CHECKS]
 
 
 def test_aliases_in_config_are_stored_canonically(tmp_path: Path) -> None:

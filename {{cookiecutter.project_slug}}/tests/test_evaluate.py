@@ -12,6 +12,7 @@ import pytest
 from conftest import TINY_GOLDEN, set_min_length, write_project
 
 from {{ cookiecutter.package_name }} import evaluate as evaluate_module
+from {{ cookiecutter.package_name }}.answer_settings import ANSWER_CHECKS
 from {{ cookiecutter.package_name }}.config import load_config
 from {{ cookiecutter.package_name }}.errors import EvalInputError
 from {{ cookiecutter.package_name }}.evaluate import evaluate
@@ -61,7 +62,7 @@ def test_aggregate_leaves_unanswerable_questions_out(report: dict[str, Any]) -> 
     assert aggregate["recall@5"] == pytest.approx(0.875)
     assert aggregate["precision@5"] == pytest.approx(0.2)
     assert aggregate["hit@5"] == 1.0
-    assert set(aggregate) == set(report["settings"]["metrics"])
+    assert set(aggregate) == set(report["settings"]["metrics"]) | set(ANSWER_CHECKS)
 
 
 def test_rows_follow_the_golden_order_with_found_and_missing(report: dict[str, Any]) -> None:

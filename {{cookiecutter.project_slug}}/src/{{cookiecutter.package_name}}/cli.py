@@ -14,6 +14,7 @@ from .config import DEFAULT_PATH, Config, load_config
 from .errors import EvalInputError, ExitCode
 from .evaluate import evaluate
 from .gate import compare, format_result
+from .generation import cache_line
 from .report import format_table, read_report, write_report
 
 
@@ -55,6 +56,7 @@ def run_gate(config: Config, baseline_path: Path | None) -> ExitCode:
         f"report {_relative(config.report)}"
     )
     print(format_result(result, config.gate.tolerance))
+    print(cache_line(report))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION
 
 

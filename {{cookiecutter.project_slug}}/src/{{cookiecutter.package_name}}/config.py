@@ -10,10 +10,11 @@ import difflib
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answer_settings import ANSWER_CHECKS, JUDGE_KEYS, JudgeSettings, read_judge
 from .errors import EvalInputError
 from .metric_names import Metric, parse_metric
 from .tokens import STOPWORD_LISTS, TokenizerSettings
@@ -26,15 +27,18 @@ _SCHEMA: dict[str, set[str]] = {
     "tokenizer": {"lowercase", "pattern", "min_length", "stopwords"},
     "retriever": set(),  # free-form: passed to the retriever as options
     "gate": {"metrics", "tolerance", "floors", "checks"},
+    "generation": set(),  # free-form: passed to the generator as options
+    "judge": JUDGE_KEYS,
 }
 
 
 @dataclass(frozen=True)
 class GateSettings:
-    metrics: list[Metric]  # aggregates compared with the baseline
+    metrics: list[Metric | str]  # aggregates compared with the baseline (str: an answer check)
     tolerance: float  # allowed drop below the baseline before the gate fails
-    floors: dict[Metric, float]  # aggregates must never fall below these
+    floors: dict[Metric | str, float]  # aggregates must never fall below these
     checks: dict[Metric, float]  # a question passes a check when its value >= threshold
+    answer_checks: dict[str, float] = field(default_factory=dict)  # the same, for answer checks
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class Config:
     tokenizer: TokenizerSettings
     retriever: dict[str, Any]  # the [retriever] table, passed to build_retriever as options
     gate: GateSettings
+    generation: dict[str, Any] = field(default_factory=dict)  # [generation]: the generator's options
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape the numbers, as recorded in every report."""
@@ -123,13 +129,17 @@ class _Reader:
             )
         return float(value)
 
-    def metric(self, text: Any, key: str) -> Metric:
+    def metric(self, text: Any, key: str, answers: bool = False) -> Metric | str:
+        if answers and text in ANSWER_CHECKS:
+            return text
         try:
             return parse_metric(text)
         except ValueError as error:
             raise self.fail(key, str(error), "use one of the known metric names") from None
 
-    def metric_list(self, table: dict, name: str, key: str, default: list[str]) -> list[Metric]:
+    def metric_list(
+        self, table: dict, name: str, key: str, default: list[str], answers: bool = False
+    ) -> list[Metric | str]:
         value = table.get(key, default)
         if not isinstance(value, list) or not value:
             raise self.fail(
@@ -137,13 +147,13 @@ class _Reader:
                 f"must be a non-empty list of metric names, got {value!r}",
                 f'e.g. {key} = ["recall@5", "mrr"]',
             )
-        metrics = [self.metric(item, f"{name}.{key}") for item in value]
+        metrics = [self.metric(item, f"{name}.{key}", answers) for item in value]
         return list(dict.fromkeys(metrics))  # drop repeats, keep order
 
-    def path_setting(self, table: dict, key: str, default: str) -> Path:
+    def path_setting(self, table: dict, key: str, default: str, section: str = "data") -> Path:
         value = table.get(key, default)
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(f"data.{key}", f"must be a file path, got {value!r}", f'e.g. {key} = "{default}"')
+            raise self.fail(f"{section}.{key}", f"must be a file path, got {value!r}", f'e.g. {key} = "{default}"')
         return (self.path.parent / value).resolve()
 
 
@@ -200,26 +210,27 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
             "tokenizer.pattern", f"not a usable regular expression: {error}", r"e.g. pattern = '\w+'"
         ) from None
 
-    gate_metrics = read.metric_list(gate, "gate", "metrics", [str(m) for m in reported])
+    gate_metrics = read.metric_list(gate, "gate", "metrics", [str(m) for m in reported], answers=True)
     floors_table = read.table(gate, "gate.floors")
     checks_table = read.table(gate, "gate.checks")
     floors = {
-        read.metric(name, "gate.floors"): read.number(v, f"gate.floors.{name}", 0, 1)
+        read.metric(name, "gate.floors", answers=True): read.number(v, f"gate.floors.{name}", 0, 1)
         for name, v in floors_table.items()
     }
     checks = {
-        read.metric(name, "gate.checks"): read.number(v, f"gate.checks.{name}", 0, 1)
+        read.metric(name, "gate.checks", answers=True): read.number(v, f"gate.checks.{name}", 0, 1)
         for name, v in checks_table.items()
     }
     settings = GateSettings(
         metrics=gate_metrics,
         tolerance=read.number(gate.get("tolerance", 0.02), "gate.tolerance", 0, 1),
         floors=floors,
-        checks=checks,
+        checks={m: v for m, v in checks.items() if isinstance(m, Metric)},
+        answer_checks={m: v for m, v in checks.items() if isinstance(m, str)},
     )
 
     # Everything the gate needs is computed, even when not listed in [retrieval] metrics.
-    every = list(dict.fromkeys([*reported, *gate_metrics, *floors, *checks]))
+    every = [m for m in dict.fromkeys([*reported, *gate_metrics, *floors, *checks]) if isinstance(m, Metric)]
     for metric in every:
         if metric.k is not None and metric.k > depth:
             raise read.fail(
@@ -239,4 +250,6 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         tokenizer=tokenizer,
         retriever=dict(tables["retriever"]),
         gate=settings,
+        generation=dict(tables["generation"]),
+        judge=read_judge(read, tables["judge"]),
     )

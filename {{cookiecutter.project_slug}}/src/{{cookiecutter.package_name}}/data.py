@@ -9,7 +9,9 @@ golden.jsonl:  {"id": "q01", "question": "...", "relevant": {"sso-saml": 3},
                 "tags": ["security"], "must_pass": false}
 
 Grades in `relevant` are positive integers: 3 answers the question, 2 helps substantially,
-1 is related. An unanswerable question has `"answerable": false` and no relevant documents.
+1 is related. An unanswerable question has `"answerable": false`, no relevant documents and
+no `must_include`: the right answer to it is to abstain. `must_include` lists the key facts
+an answer must contain (compared ignoring case and runs of whitespace).
 """
 
 from __future__ import annotations
@@ -210,6 +212,14 @@ def load_golden(path: Path, corpus: dict[str, Document]) -> list[Question]:
                 'empty "relevant", or set "answerable": true',
                 number,
             )
+        must_include = _strings(path, number, item, "must_include")
+        if must_include and not answerable:
+            raise EvalInputError(
+                path,
+                "an unanswerable question cannot have must_include facts (the right answer is to abstain)",
+                'empty "must_include", or set "answerable": true',
+                number,
+            )
         must_pass = _flag(path, number, item, "must_pass", default=False)
         if must_pass and not answerable:
             raise EvalInputError(
@@ -223,7 +233,7 @@ def load_golden(path: Path, corpus: dict[str, Document]) -> list[Question]:
                 id=qid,
                 question=_text(path, number, item, "question"),
                 relevant=dict(relevant),
-                must_include=_strings(path, number, item, "must_include"),
+                must_include=must_include,
                 answerable=answerable,
                 tags=_strings(path, number, item, "tags"),
                 must_pass=must_pass,

@@ -7,7 +7,11 @@ Report layout (written by report.py, read back by the gate):
   aggregate  {metric: mean over evaluated questions}
   slices     {tag: {questions, evaluated, metrics}}
   questions  one row per question: retrieved [[id, score], ...], found and missing
-             relevant ids within the top k, metrics and per-question checks
+             relevant ids within the top k, metrics and per-question checks, and the
+             answer with its checks (generation.py)
+  answers    the verdict cache's hits and misses and the judge calls of this run
+The aggregate also holds the answer checks (abstention, key_facts, faithfulness), and the
+settings the judge that produced the verdicts and the [generation] options.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from .config import Config
 from .data import Question, load_corpus, load_golden
 from .errors import EvalInputError
+from .generation import evaluate_answers
 from .ranking import Hit, RetrieverOutputError, check_hits
 from .retriever import build_retriever
 from .retrievers import OptionsError
@@ -106,6 +111,9 @@ def evaluate(config: Config) -> dict[str, Any]:
             "no answerable question, so nothing can be evaluated",
             "add questions with relevant documents ('answerable': true)",
         )
+    answers = evaluate_answers(config, questions, corpus, retriever)
+    for row, answer in zip(rows, answers.rows):
+        row["answer"] = answer
     tags = sorted({tag for row in rows for tag in row["tags"]})
     slices = {}
     for tag in tags:
@@ -118,9 +126,15 @@ def evaluate(config: Config) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "settings": {**config.settings(), "retriever": _retriever_settings(retriever, config)},
+        "settings": {
+            **config.settings(),
+            "retriever": _retriever_settings(retriever, config),
+            "generation": config.generation,
+            "judge": answers.judge,
+        },
         "counts": {"questions": len(rows), "evaluated": evaluated, "left_out": len(rows) - evaluated},
-        "aggregate": _means(rows, config),
+        "aggregate": {**_means(rows, config), **answers.aggregate},  # type: ignore[dict-item]
         "slices": slices,
         "questions": rows,
+        "answers": {"cache": answers.cache},
     }

@@ -7,7 +7,10 @@ The gate fails (exit 3) when
                      value >= the threshold) that it passed in the baseline;
   (d) must-pass:     a must-pass question retrieves no relevant document in the top k,
                      whatever the baseline says.
-It refuses to compare (exit 2) when the baseline lacks a metric the gate needs.
+Answer checks (abstention, key_facts, faithfulness) take part in (a)-(c) by name; their
+per-question rule lives in answer_gate.py.
+It refuses to compare (exit 2) when the baseline lacks a metric the gate needs, or was
+judged by a different judge.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answer_gate import newly_failing_answers, require_same_judge
 from .config import GateSettings
 from .errors import EvalInputError
 
@@ -69,6 +73,7 @@ def compare(
     report: dict[str, Any], baseline: dict[str, Any], gate: GateSettings, baseline_path: Path
 ) -> GateResult:
     """Apply the gate's four rules to `report` against `baseline`."""
+    require_same_judge(report, baseline, baseline_path)
     needed = [str(m) for m in gate.metrics]
     missing = [name for name in needed if name not in (baseline.get("aggregate") or {})]
     if missing:
@@ -130,6 +135,9 @@ def compare(
             result.failures.append(
                 Failure(", ".join(kinds), row["id"], f"{label}: " + "; ".join(reasons), _why(row, old, k))
             )
+
+    for qid, message, details in newly_failing_answers(report, baseline, gate.answer_checks):
+        result.failures.append(Failure("newly failing answer", qid, message, details))
 
     added = [row["id"] for row in report["questions"] if row["id"] not in old_rows]
     removed = sorted(set(old_rows) - {row["id"] for row in report["questions"]})

@@ -14,6 +14,7 @@ from typing import Any
 from .errors import EvalInputError
 from .evaluate import FORMAT, VERSION
 from .files import write_atomic
+from .generation import format_answers
 
 
 def dumps(report: dict[str, Any]) -> str:
@@ -116,4 +117,4 @@ def format_table(report: dict[str, Any]) -> str:
             f"{_number(piece['metrics'][n] if piece['metrics'] else None):>{max(6, len(n))}}" for n in names
         )
         lines.append(f"  {tag:{tag_width}} {piece['evaluated']:>4}  {values}")
-    return "\n".join(lines)
+    return "\n".join(lines) + format_answers(report)

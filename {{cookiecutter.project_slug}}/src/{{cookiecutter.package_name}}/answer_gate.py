@@ -1,0 +1,63 @@
+"""The gate's rules for answers: same judge as the baseline, and no newly failing answer check.
+
+Called by gate.compare. A question fails an answer check ([gate.checks]: abstention,
+key_facts, faithfulness) when its value is below the threshold; it breaks the gate when it
+passed that check in the baseline. Checks that do not apply to a question (key facts of an
+unanswerable one, faithfulness of an abstention) are null and never fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .errors import EvalInputError
+
+REMAKE = "remake the baseline with `nox -s baseline` (review its diff) and commit it"
+
+
+def require_same_judge(report: dict[str, Any], baseline: dict[str, Any], baseline_path: Path) -> None:
+    """Refuse (EvalInputError, exit 2) to compare verdicts of different judges."""
+    now = report["settings"].get("judge")
+    before = baseline.get("settings", {}).get("judge")
+    if now is None:  # a report without answers (made by hand): nothing to compare
+        return
+    if before is None:
+        raise EvalInputError(baseline_path, "the baseline records no judge (it predates answer checks)", REMAKE)
+    changed = [f"{key} {before.get(key)!r} -> {now.get(key)!r}" for key in now if before.get(key) != now.get(key)]
+    if changed:
+        raise EvalInputError(
+            baseline_path,
+            "the baseline was judged by a different judge (" + "; ".join(changed) + "): "
+            "faithfulness scores of two judges are not comparable",
+            REMAKE,
+        )
+
+
+def newly_failing_answers(
+    report: dict[str, Any], baseline: dict[str, Any], checks: dict[str, float]
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(question id, message, details) for each question with an answer check that passed
+    in the baseline and fails now."""
+    old = {row.get("id"): row.get("answer") for row in baseline["questions"] if isinstance(row, dict)}
+    found = []
+    for row in report["questions"]:
+        answer, before = row.get("answer"), old.get(row["id"])
+        if not answer or not before:
+            continue
+        broken = []
+        for name, threshold in checks.items():
+            was, value = before.get(name), answer[name]
+            if was is not None and was >= threshold and (value is None or value < threshold):
+                shown = "n/a" if value is None else f"{value:.3f}"
+                broken.append(f"{name} {was:.3f} -> {shown} (passes at >= {threshold:g})")
+        if broken:
+            details = []
+            if answer["abstained"] != before.get("abstained"):
+                details.append("abstained now" if answer["abstained"] else "answered now, abstained before")
+            if answer["missing_facts"] and "key_facts" in checks:
+                details.append("missing key facts: " + "; ".join(repr(f) for f in answer["missing_facts"]))
+            details += [f"unsupported: {u['claim']!r} ({u['why']})" for u in answer["unsupported"]]
+            details.append(f"contexts now: {' '.join(answer['contexts']) or '(none)'}")
+            found.append((row["id"], f'{row["id"]} "{row["question"]}": ' + "; ".join(broken), tuple(details)))
+    return found

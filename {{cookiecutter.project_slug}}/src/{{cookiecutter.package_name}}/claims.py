@@ -1,0 +1,32 @@
+"""Cut answers into claims and contexts into short windows for the judge.
+
+A claim is one sentence of the answer. Judges score each claim against one- and
+two-sentence windows of each context, never the whole passage: NLI models are trained on
+short premises and often call a claim copied word for word from a long passage "neutral",
+and a short window keeps the lexical judge from collecting its words all over a passage.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A sentence ends at . ! or ? followed by space and an upper-case letter, digit or quote.
+# "e.g. the" and "Settings > Security" do not end a sentence; "v2.0" has no space after the dot.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, stripped; fragments of three characters or fewer are dropped."""
+    return [part.strip() for part in _SENTENCE_END.split(text.strip()) if len(part.strip()) > 3]
+
+
+def windows(contexts: list[str] | tuple[str, ...], size: int = 2) -> list[str]:
+    """Every run of 1..`size` consecutive sentences within each context (never across two
+    contexts), shortest first, in reading order, without repeats."""
+    found: dict[str, None] = {}
+    for context in contexts:
+        sentences = split_sentences(context)
+        for n in range(1, size + 1):
+            for start in range(len(sentences) - n + 1):
+                found.setdefault(" ".join(sentences[start : start + n]))
+    return list(found)
