@@ -7,9 +7,11 @@ standard library only. Idempotent; never runs git, prompts or touches the networ
 - Retrievers: every module in `src/<package>/retrievers/` other than the chosen one and
   `__init__.py` is removed, so adding a retriever choice is one module plus one line in
   `cookiecutter.json`.
+- Judges: `src/<package>/judges/nli.py` and its tests are removed unless the NLI judge
+  was chosen, so a lexical project carries no model code and needs no torch.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
-  becomes `evals/baseline.json` when it was made with the chosen k; otherwise the project
-  starts without a baseline and says how to make one.
+  becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise the
+  project starts without a baseline and says how to make one.
 """
 
 from __future__ import annotations
@@ -29,16 +31,30 @@ def keep_chosen_retriever(project: Path, package: str, retriever: str) -> None:
             module.unlink()
 
 
-def place_baseline(project: Path, retriever: str, k: int) -> str | None:
+def keep_chosen_judge(project: Path, package: str, judge: str) -> None:
+    if judge != "nli":
+        (project / "src" / package / "judges" / "nli.py").unlink(missing_ok=True)
+        (project / "tests" / "test_judge_nli.py").unlink(missing_ok=True)
+
+
+def place_baseline(project: Path, retriever: str, k: int, judge: str = "lexical") -> str | None:
     """Move the shipped baseline into place; return a note for the user, if any."""
     shipped = project / "evals" / "baselines"
     target = project / "evals" / "baseline.json"
     candidate = shipped / f"{retriever}.json"
     note = None
     if candidate.is_file():
-        made_with_k = json.loads(candidate.read_text(encoding="utf-8"))["settings"]["k"]
-        if made_with_k == k:
+        settings = json.loads(candidate.read_text(encoding="utf-8"))["settings"]
+        made_with_k = settings["k"]
+        made_with_judge = settings.get("judge", {}).get("judge")
+        if made_with_k == k and made_with_judge == judge:
             candidate.replace(target)
+        elif made_with_k == k:
+            note = (
+                f"The shipped baseline was judged by the {made_with_judge} judge; you chose {judge}. "
+                "Make yours with `nox -s baseline` (once the judge's model is available) and commit "
+                "evals/baseline.json."
+            )
         else:
             note = (
                 f"The shipped baseline was made with k={made_with_k}; you chose k={k}. "
@@ -54,7 +70,9 @@ def main() -> int:
     package = ANSWERS["package_name"]
     retriever = ANSWERS["retriever"]
     keep_chosen_retriever(project, package, retriever)
-    note = place_baseline(project, retriever, int(ANSWERS["k"]))
+    judge = ANSWERS.get("judge", "lexical")
+    keep_chosen_judge(project, package, judge)
+    note = place_baseline(project, retriever, int(ANSWERS["k"]), judge)
     if note:
         print(f"NOTE: {note}")
     return 0

@@ -14,6 +14,9 @@ it, whatever the retriever (BM25 or TF-IDF), so expected numbers can be worked o
 
 With `min_length = 4` the acronyms SSO, 2FA and API are no longer tokens, so q1-q3 retrieve
 nothing: the regression the gate exists to catch.
+
+Answers come from the stand-in generator (the best passage, verbatim) and hold each
+question's `must_include`; q5 is answered (with the 2FA passage: "app"), wrongly.
 """
 
 from __future__ import annotations
@@ -61,15 +64,29 @@ TINY_GOLDEN: list[dict[str, Any]] = [
         "id": "q1",
         "question": "SSO",
         "relevant": {"sso-setup": 3},
+        "must_include": ["SAML"],
         "tags": ["acronym", "security"],
         "must_pass": True,
     },
-    {"id": "q2", "question": "2FA", "relevant": {"2fa-setup": 3}, "tags": ["acronym", "security"]},
-    {"id": "q3", "question": "API", "relevant": {"api-keys": 3}, "tags": ["acronym"]},
+    {
+        "id": "q2",
+        "question": "2FA",
+        "relevant": {"2fa-setup": 3},
+        "must_include": ["authenticator app"],
+        "tags": ["acronym", "security"],
+    },
+    {
+        "id": "q3",
+        "question": "API",
+        "relevant": {"api-keys": 3},
+        "must_include": ["developer settings"],
+        "tags": ["acronym"],
+    },
     {
         "id": "q4",
         "question": "download invoices",
         "relevant": {"invoices": 3, "export-data": 1},
+        "must_include": ["PDF"],
         "tags": ["billing"],
     },
     {
@@ -111,6 +128,12 @@ tolerance = 0.02
 [gate.checks]
 "hit@5" = 1.0
 "recall@5" = 1.0
+abstention = 1.0
+key_facts = 1.0
+faithfulness = 1.0
+
+[generation]
+min_score = 0.0
 """.lstrip()
 
 

@@ -67,7 +67,7 @@ def test_golden_loads_every_field_and_the_line_number(tmp_path: Path) -> None:
     assert q1.line == 2  # line 1 is blank
     assert q1.must_pass is True and q1.answerable is True
     assert q4.relevant == {"invoices": 3, "export-data": 1}
-    assert q4.must_pass is False and q4.must_include == []
+    assert q4.must_pass is False and q4.must_include == ["PDF"]
     assert q5.answerable is False and q5.relevant == {}
     assert q5.tags == ["billing", "unanswerable"]
 

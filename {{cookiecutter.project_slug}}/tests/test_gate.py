@@ -204,4 +204,8 @@ def test_broken_tokenizer_fails_the_gate_against_a_real_baseline(tmp_path: Path)
         ("must-pass, newly failing", "q1"),
         ("newly failing", "q2"),
         ("newly failing", "q3"),
+        # with nothing retrieved, the stand-in generator abstains: answer checks break too
+        ("newly failing answer", "q1"),
+        ("newly failing answer", "q2"),
+        ("newly failing answer", "q3"),
     }

@@ -23,8 +23,12 @@ def require_same_judge(report: dict[str, Any], baseline: dict[str, Any], baselin
     if now is None:  # a report without answers (made by hand): nothing to compare
         return
     if before is None:
-        raise EvalInputError(baseline_path, "the baseline records no judge (it predates answer checks)", REMAKE)
-    changed = [f"{key} {before.get(key)!r} -> {now.get(key)!r}" for key in now if before.get(key) != now.get(key)]
+        raise EvalInputError(
+            baseline_path, "the baseline records no judge (it predates answer checks)", REMAKE
+        )
+    changed = [
+        f"{key} {before.get(key)!r} -> {now.get(key)!r}" for key in now if before.get(key) != now.get(key)
+    ]
     if changed:
         raise EvalInputError(
             baseline_path,
@@ -48,9 +52,8 @@ def newly_failing_answers(
         broken = []
         for name, threshold in checks.items():
             was, value = before.get(name), answer[name]
-            if was is not None and was >= threshold and (value is None or value < threshold):
-                shown = "n/a" if value is None else f"{value:.3f}"
-                broken.append(f"{name} {was:.3f} -> {shown} (passes at >= {threshold:g})")
+            if was is not None and value is not None and was >= threshold > value:
+                broken.append(f"{name} {was:.3f} -> {value:.3f} (passes at >= {threshold:g})")
         if broken:
             details = []
             if answer["abstained"] != before.get("abstained"):
@@ -59,5 +62,7 @@ def newly_failing_answers(
                 details.append("missing key facts: " + "; ".join(repr(f) for f in answer["missing_facts"]))
             details += [f"unsupported: {u['claim']!r} ({u['why']})" for u in answer["unsupported"]]
             details.append(f"contexts now: {' '.join(answer['contexts']) or '(none)'}")
-            found.append((row["id"], f'{row["id"]} "{row["question"]}": ' + "; ".join(broken), tuple(details)))
+            found.append(
+                (row["id"], f'{row["id"]} "{row["question"]}": ' + "; ".join(broken), tuple(details))
+            )
     return found

@@ -17,7 +17,7 @@ ANSWER_CHECKS = {
     "faithfulness": "share of answer sentences the contexts support (answered questions)",
 }
 JUDGE_KEYS = {"backend", "threshold", "model", "revision", "batch_size", "cache", "labels"}
-DEFAULT_THRESHOLDS = {"lexical": 0.7, "nli": 0.5}
+DEFAULT_THRESHOLDS = {"lexical": 0.55, "nli": 0.5}
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
 
 
@@ -53,9 +53,13 @@ def read_judge(read: Any, table: dict[str, Any]) -> JudgeSettings:
     threshold = read.number(table.get("threshold", DEFAULT_THRESHOLDS[backend]), "judge.threshold", 0, 1)
     model, revision = table.get("model", DEFAULT_MODEL), table.get("revision")
     if not isinstance(model, str) or not model.strip():
-        raise read.fail("judge.model", f"must be a model id or folder, got {model!r}", f'model = "{DEFAULT_MODEL}"')
+        raise read.fail(
+            "judge.model", f"must be a model id or folder, got {model!r}", f'model = "{DEFAULT_MODEL}"'
+        )
     if revision is not None and (not isinstance(revision, str) or not revision.strip()):
-        raise read.fail("judge.revision", f"must be a branch, tag or commit, got {revision!r}", "or leave it out")
+        raise read.fail(
+            "judge.revision", f"must be a branch, tag or commit, got {revision!r}", "or leave it out"
+        )
     local = read.path.parent / model  # a local folder, relative to eval.toml
     return JudgeSettings(
         backend=backend,

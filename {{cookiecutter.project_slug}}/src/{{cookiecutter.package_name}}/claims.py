@@ -11,13 +11,23 @@ from __future__ import annotations
 import re
 
 # A sentence ends at . ! or ? followed by space and an upper-case letter, digit or quote.
-# "e.g. the" and "Settings > Security" do not end a sentence; "v2.0" has no space after the dot.
+# "Settings > Security" does not end a sentence, and "v2.0" has no space after the dot.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
 
 
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no)\.$", re.IGNORECASE)
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of `text`, stripped; fragments of three characters or fewer are dropped."""
-    return [part.strip() for part in _SENTENCE_END.split(text.strip()) if len(part.strip()) > 3]
+    """The sentences of `text`, stripped; fragments of three characters or fewer are dropped.
+    A piece ending in an abbreviation ("e.g.", "i.e.", "etc.") joins the next one."""
+    sentences: list[str] = []
+    for part in _SENTENCE_END.split(text.strip()):
+        if sentences and _ABBREVIATION.search(sentences[-1]):
+            sentences[-1] = f"{sentences[-1]} {part.strip()}"
+        else:
+            sentences.append(part.strip())
+    return [sentence for sentence in sentences if len(sentence) > 3]
 
 
 def windows(contexts: list[str] | tuple[str, ...], size: int = 2) -> list[str]:

@@ -1,4 +1,5 @@
-"""Command line: `eval`, `baseline` and `gate`. The nox sessions are thin wrappers over it.
+"""Command line: `eval`, `baseline`, `gate` and `calibrate` (the judge against human labels).
+The nox sessions are thin wrappers over it.
 
 Exit codes: 0 success (gate passed), 2 invalid input or a baseline that cannot be compared,
 3 quality regression (gate failed).
@@ -10,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .calibration import calibrate, format_calibration
 from .config import DEFAULT_PATH, Config, load_config
 from .errors import EvalInputError, ExitCode
 from .evaluate import evaluate
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("baseline", help="evaluate and overwrite the committed baseline report")
     gate = commands.add_parser("gate", help="evaluate and compare with the baseline; exit 3 on regression")
     gate.add_argument("--baseline", type=Path, help="baseline report (default: [data] baseline)")
+    commands.add_parser("calibrate", help="score the judge against the human labels ([judge] labels)")
     return parser
 
 
@@ -87,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_eval(config, args.report, args.quiet)
         if args.command == "baseline":
             return run_baseline(config)
+        if args.command == "calibrate":
+            print(format_calibration(calibrate(config)))
+            return ExitCode.OK
         return run_gate(config, args.baseline)
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)

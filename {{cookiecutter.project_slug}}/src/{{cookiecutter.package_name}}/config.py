@@ -153,7 +153,9 @@ class _Reader:
     def path_setting(self, table: dict, key: str, default: str, section: str = "data") -> Path:
         value = table.get(key, default)
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(f"{section}.{key}", f"must be a file path, got {value!r}", f'e.g. {key} = "{default}"')
+            raise self.fail(
+                f"{section}.{key}", f"must be a file path, got {value!r}", f'e.g. {key} = "{default}"'
+            )
         return (self.path.parent / value).resolve()
 
 

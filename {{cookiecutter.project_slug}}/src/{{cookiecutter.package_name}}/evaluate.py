@@ -112,7 +112,7 @@ def evaluate(config: Config) -> dict[str, Any]:
             "add questions with relevant documents ('answerable': true)",
         )
     answers = evaluate_answers(config, questions, corpus, retriever)
-    for row, answer in zip(rows, answers.rows):
+    for row, answer in zip(rows, answers.rows, strict=True):
         row["answer"] = answer
     tags = sorted({tag for row in rows for tag in row["tags"]})
     slices = {}

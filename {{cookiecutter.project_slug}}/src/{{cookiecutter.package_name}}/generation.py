@@ -70,13 +70,13 @@ def judge_all(items: list[Item], config: Config) -> tuple[list[Verdict], dict[st
     call. The judge (and its model) is loaded only when something is not cached."""
     cache = VerdictCache(config.judge.cache, config.judge.identity())
     found = [cache.get(item) for item in items]
-    todo = [item for item, verdict in zip(items, found) if verdict is None]
+    todo = [item for item, verdict in zip(items, found, strict=True) if verdict is None]
     calls = 0
     if todo:
         fresh = iter(build_judge(config.judge, config.path).verdicts(todo))
         calls = 1
         found = [verdict if verdict is not None else next(fresh) for verdict in found]
-    for item, verdict in zip(items, found):
+    for item, verdict in zip(items, found, strict=True):
         cache.put(item, verdict)
     cache.save()
     stats = {"hits": cache.hits, "misses": cache.misses, "judge_calls": calls}
@@ -95,13 +95,13 @@ def evaluate_answers(
     claims = [[] if a.abstained else split_sentences(a.text) for a in answers]
     items = [
         (claim, tuple(c.text for c in answer.contexts))
-        for answer, found in zip(answers, claims)
+        for answer, found in zip(answers, claims, strict=True)
         for claim in found
     ]
     verdicts, stats = judge_all(items, config)
 
     rows, position = [], 0
-    for question, answer, found in zip(questions, answers, claims):
+    for question, answer, found in zip(questions, answers, claims, strict=True):
         judged = verdicts[position : position + len(found)]
         position += len(found)
         missing = missing_facts(answer.text, question.must_include) if question.answerable else []
@@ -114,7 +114,9 @@ def evaluate_answers(
             "missing_facts": question.must_include if answer.abstained else missing,
             "faithfulness": None,
             "claims": len(found),
-            "unsupported": [{"claim": c, "why": v.reason} for c, v in zip(found, judged) if not v.supported],
+            "unsupported": [
+                {"claim": c, "why": v.reason} for c, v in zip(found, judged, strict=True) if not v.supported
+            ],
         }
         if not answer.abstained:
             row["faithfulness"] = fmean(v.supported for v in judged) if judged else 0.0
@@ -137,7 +139,11 @@ def format_answers(report: dict[str, Any]) -> str:
             continue
         problems = []
         if answer["abstention"] < 1:
-            problems.append("abstained on an answerable question" if answer["abstained"] else "answered an unanswerable question")
+            problems.append(
+                "abstained on an answerable question"
+                if answer["abstained"]
+                else "answered an unanswerable question"
+            )
         if answer["key_facts"] == 0 and not answer["abstained"]:
             problems.append("missing key facts: " + "; ".join(repr(f) for f in answer["missing_facts"]))
         problems += [f"unsupported: {u['claim']!r} ({u['why']})" for u in answer["unsupported"]]

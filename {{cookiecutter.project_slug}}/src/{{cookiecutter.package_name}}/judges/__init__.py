@@ -49,14 +49,16 @@ def decide(
     threshold: float,
     check: Callable[[str, str], str | None] | None = None,
 ) -> Verdict:
-    """Pick the best window (highest score, then the shorter one), apply the guard (and a
-    backend's own `check`, if any), compare with the threshold. Shared by every backend, so
-    they differ only in how they score a window."""
+    """Pick the best window (highest score; among equals, the one sharing most words with
+    the claim, then the shorter), apply the guard (and a backend's own `check`, if any),
+    compare with the threshold. Shared by every backend, so they differ only in how they
+    score a window."""
     from .guard import guard
+    from .lexical import coverage
 
     if not scored:
         return Verdict(False, 0.0, "", "no context to check it against")
-    score, window = max(scored, key=lambda pair: (pair[0], -len(pair[1])))
+    score, window = max(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])))
     problem = guard(claim, window) or (check(claim, window) if check else None)
     if problem:
         return Verdict(False, 0.0, window, problem)

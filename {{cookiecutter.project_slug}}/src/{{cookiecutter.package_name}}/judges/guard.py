@@ -24,7 +24,7 @@ UNITS = {
     stem(unit): unit
     for unit in """second minute hour day week month year seat user member guest
     request row entry character password code device recipient percent gb mb kb
-    credit project client""".split()
+    credit project client word letter digit page file time""".split()
 }
 DATE_WORDS = frozenset(
     """january february march april may june july august september october november december

@@ -47,17 +47,18 @@ class NLIJudge:
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         per_item = [windows(contexts) for _, contexts in items]
-        pairs = [(window, claim) for (claim, _), found in zip(items, per_item) for window in found]
+        claims = [claim for claim, _ in items]
+        pairs = [(window, claim) for claim, found in zip(claims, per_item, strict=True) for window in found]
         probabilities = (
             self.model.predict(pairs, batch_size=self.batch_size, apply_softmax=True, show_progress_bar=False)
             if pairs
             else []
         )
         results, position = [], 0
-        for (claim, _), found in zip(items, per_item):
+        for (claim, _), found in zip(items, per_item, strict=True):
             rows = probabilities[position : position + len(found)]
             position += len(found)
-            scored = [(float(row[self.entailment]), window) for row, window in zip(rows, found)]
+            scored = [(float(row[self.entailment]), window) for row, window in zip(rows, found, strict=True)]
             results.append(decide(claim, scored, self.threshold))
         return results
 
@@ -76,7 +77,9 @@ def build(settings: Any, config_path: Any) -> NLIJudge:
         model = load_cross_encoder(settings.load_from, settings.revision)
     except ImportError as error:
         raise EvalInputError(
-            config_path, f"[judge] backend = \"nli\" needs {error.name or 'sentence-transformers'}", INSTALL_HINT,
+            config_path,
+            f'[judge] backend = "nli" needs {error.name or "sentence-transformers"}',
+            INSTALL_HINT,
             settings.line,
         ) from None
     except (OSError, ValueError) as error:

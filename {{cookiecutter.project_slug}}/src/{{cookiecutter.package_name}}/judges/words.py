@@ -25,12 +25,38 @@ NUMBER_WORDS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
         "fifteen sixteen seventeen eighteen nineteen twenty".split()
     )
-} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
-     "ninety": "90", "hundred": "100", "thousand": "1000"}
+} | {
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "sixty": "60",
+    "seventy": "70",
+    "eighty": "80",
+    "ninety": "90",
+    "hundred": "100",
+    "thousand": "1000",
+}
 # A number ("1,000", "2.0", "$20", "20%"), or a word of letters and digits ("2FA", "can't").
 _WORD = re.compile(r"\$?\d+(?:[.,]\d+)*%?(?![a-z])|[a-z0-9]+(?:'[a-z]+)?", re.IGNORECASE)
-_SUFFIXES = ("ability", "ibility", "ations", "ation", "ments", "ment", "ness", "able", "ible",
-             "ings", "ing", "ers", "er", "ed", "es", "ly", "s")
+_SUFFIXES = (
+    "ability",
+    "ibility",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "able",
+    "ible",
+    "ings",
+    "ing",
+    "ers",
+    "er",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
 
 
 def raw_words(text: str) -> list[str]:

@@ -1,0 +1,72 @@
+"""Known hallucinations and faithful paraphrases, shared by the tests of every judge.
+
+Contexts are short help-centre passages written for these tests (not the demo corpus), so
+the cases stay valid whatever a team does to evals/.
+"""
+
+from __future__ import annotations
+
+REFUNDS = (
+    "Monthly subscriptions are not refunded for partial months; when you cancel, you keep "
+    "access until the end of the current billing period. Annual plans can be refunded in full "
+    "within 30 days of purchase or renewal, and after that no refund is given for the remaining "
+    "months. Approved refunds reach your original payment method within 5 to 10 business days."
+)
+SSO = (
+    "Tidemark supports SSO through SAML 2.0 on the Business and Enterprise plans, with tested "
+    "setups for Okta, Microsoft Entra ID and Google Workspace. Owners always keep a password "
+    "fallback in case the identity provider is down."
+)
+PASSWORDS = (
+    "On the sign-in page, click Forgot password. We send a reset link that expires after "
+    "60 minutes; check your spam folder if it hasn't arrived within 5 minutes. New passwords "
+    "must be at least 12 characters long and cannot match any of your last 5 passwords."
+)
+SEATS = (
+    "On the Team and Business plans you pay for each active member. Guests who can only view "
+    "reports don't use a seat, up to 10 free guests per workspace."
+)
+MOBILE = (
+    "The Tidemark app for iOS 16 or later and Android 10 or later lets you run the timer from "
+    "your phone. If you lose signal, the app stores up to 500 entries offline and syncs them "
+    "when you reconnect."
+)
+TRIAL = (
+    "Every new workspace starts with a 14-day free trial of the Business plan, and no credit "
+    "card is needed to sign up."
+)
+
+# The seed's example: the faithful sentence and the same sentence with 30 -> 60 days.
+REFUND_FAITHFUL = ("Annual plans can be refunded in full within 30 days of purchase.", REFUNDS)
+REFUND_60_DAYS = ("Annual plans can be refunded in full within 60 days of purchase.", REFUNDS)
+
+# (kind, claim, context): each must be judged unsupported.
+HALLUCINATIONS = [
+    ("number change", *REFUND_60_DAYS),
+    ("entity swap", "Tidemark supports SSO through SAML 2.0 with tested setups for Okta and OneLogin.", SSO),
+    ("negation flip", "Monthly subscriptions are refunded for partial months.", REFUNDS),
+    ("negation flip", "Guests who can only view reports use a seat.", SEATS),
+    ("unit change", "We send a reset link that expires after 60 hours.", PASSWORDS),
+    ("unit change", "New passwords must be at least 12 words long.", PASSWORDS),
+    ("invented feature", "Tidemark also offers a desktop app for Linux.", MOBILE),
+    ("invented feature", "The app stores up to 500 entries offline and can export them to PDF.", MOBILE),
+    ("wrong plan name", "Tidemark supports SSO through SAML 2.0 on the Team plan.", SSO),
+    ("wrong plan name", "Every new workspace starts with a 14-day free trial of the Enterprise plan.", TRIAL),
+    ("date", "Approved refunds reach your original payment method every Monday.", REFUNDS),
+]
+
+# (kind, claim, context): each must be judged supported.
+FAITHFUL = [
+    ("faithful", *REFUND_FAITHFUL),
+    ("reordered", "Within 30 days of purchase or renewal, annual plans can be refunded in full.", REFUNDS),
+    ("shortened", "Partial months of monthly subscriptions are not refunded.", REFUNDS),
+    ("number word", "The password reset link expires after sixty minutes.", PASSWORDS),
+    ("contraction", "Guests who only view reports don't use a seat.", SEATS),
+    ("negation kept", "No credit card is needed for the 14-day free trial.", TRIAL),
+    (
+        "inflection",
+        "Refunds that are approved reach the original payment method within 5 to 10 business days.",
+        REFUNDS,
+    ),
+    ("two sentences", "SSO via SAML 2.0 works with Okta, and owners keep a password fallback.", SSO),
+]
