@@ -41,10 +41,22 @@ def test_every_choice_renders_completely(tmp_path: Path, retriever: str) -> None
     assert needs_sklearn == (retriever == "tfidf"), "scikit-learn only where TF-IDF needs it"
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_generated_python_is_lint_clean_and_formatted(tmp_path: Path, retriever: str) -> None:
+def test_nli_choice_renders_its_extra_and_settings(tmp_path: Path) -> None:
+    project = bake(tmp_path, "judge=nli")
+    pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["optional-dependencies"] == {"nli": ["sentence-transformers>=3.0"]}
+    assert not any("torch" in dep for dep in pyproject["project"]["dependencies"]), "torch: pinned by nox"
+    judge = tomllib.loads((project / "eval.toml").read_text(encoding="utf-8"))["judge"]
+    assert judge["backend"] == "nli" and judge["model"] == "cross-encoder/nli-deberta-v3-small"
+    lexical = bake(tmp_path / "default")
+    default = tomllib.loads((lexical / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "optional-dependencies" not in default["project"], "the lexical judge needs no extra"
+
+
+@pytest.mark.parametrize("choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli"])
+def test_generated_python_is_lint_clean_and_formatted(tmp_path: Path, choice: str) -> None:
     """Checked after rendering, with the generated project's own ruff settings."""
-    project = bake(tmp_path, f"retriever={retriever}")
+    project = bake(tmp_path, choice)
     for command in (["check", "."], ["format", "--check", "."]):
         result = run(project, sys.executable, "-m", "ruff", *command)
         assert result.returncode == 0, result.stdout + result.stderr

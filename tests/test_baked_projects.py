@@ -40,6 +40,8 @@ def test_baked_project_passes_its_tests_and_gate_and_ships_its_true_baseline(
     assert table.returncode == 0, output(table)
     assert re.search(r"^HIT\s+q01\s", table.stdout, re.MULTILINE)
     assert "unanswerable left out" in table.stdout and "Slices by tag" in table.stdout
+    # Unchanged answers: every verdict comes from the cache, no judge call at all.
+    assert re.search(r"Verdict cache: [1-9]\d* hits, 0 misses; judge model calls this run: 0", table.stdout)
 
 
 def test_seed_000_regression_fails_the_gate_and_names_the_broken_questions(tmp_path: Path) -> None:
@@ -78,6 +80,46 @@ def test_seed_000_regression_fails_the_gate_and_names_the_broken_questions(tmp_p
     config.write_text(text, encoding="utf-8")
     restored = nox(project, "gate")
     assert restored.returncode == 0, output(restored)
+
+
+def test_seed_002_regression_refusing_answerable_questions_fails_on_answers_only(tmp_path: Path) -> None:
+    """Raising the abstention threshold: exit 3 naming refused questions on abstention and
+    key facts, while every retrieval metric stays exactly as in the baseline."""
+    project = bake(tmp_path)
+    config = project / "eval.toml"
+    text = config.read_text(encoding="utf-8")
+    assert text.count("min_score = 3.5 ") == 1, "the README's one-line change must exist in eval.toml"
+    config.write_text(text.replace("min_score = 3.5 ", "min_score = 8.0 "), encoding="utf-8")
+    result = nox(project, "gate")
+    assert result.returncode == 3, output(result)
+    before = json.loads((project / "evals" / "baseline.json").read_text(encoding="utf-8"))
+    after = json.loads((project / "build" / "report.json").read_text(encoding="utf-8"))
+    for metric in before["settings"]["metrics"]:
+        assert after["aggregate"][metric] == before["aggregate"][metric], metric
+    refused = [
+        row["id"]
+        for row, old in zip(after["questions"], before["questions"], strict=True)
+        if row["answer"]["abstained"] and not old["answer"]["abstained"] and row["answerable"]
+    ]
+    assert len(refused) >= 5
+    for qid in refused:
+        assert re.search(rf"\[newly failing answer\] {qid} .*abstention 1\.000 -> 0\.000", result.stdout), qid
+    assert "[regression] abstention" in result.stdout and "[regression] key_facts" in result.stdout
+    assert "[regression] recall" not in result.stdout and "[floor] mrr" not in result.stdout
+
+
+def test_nli_bake_runs_its_plumbing_tests_offline(tmp_path: Path) -> None:
+    """The nli choice installs torch (pinned, with pip) and sentence-transformers in its
+    sessions; its plumbing tests pass on a tiny local model; the semantic ones skip, naming
+    the setting. Its gate has no baseline yet and says how to make one."""
+    project = bake(tmp_path, "judge=nli")
+    result = nox(project, "tests")
+    assert result.returncode == 0, output(result)
+    said = result.stdout + result.stderr
+    assert "torch==2.13.0" in said
+    assert re.search(r"\b(\d+) passed", said) and "RAG_EVAL_NLI_MODEL" in said
+    gate = nox(project, "gate")
+    assert gate.returncode == 2, output(gate)
 
 
 def test_gate_exits_2_without_a_baseline_and_passes_once_one_is_made(tmp_path: Path) -> None:

@@ -52,6 +52,22 @@ def test_post_gen_hook_keeps_only_the_chosen_retriever(tmp_path: Path, retriever
     assert not (project / "evals" / "baselines").exists()
 
 
+@pytest.mark.parametrize("judge", ["lexical", "nli"])
+def test_post_gen_hook_keeps_only_the_chosen_judge(tmp_path: Path, judge: str) -> None:
+    """The NLI module and its tests ship only with the nli choice; the shipped baselines were
+    judged by the lexical judge, so an nli project starts without one and says so."""
+    result = bake_cli(tmp_path, f"judge={judge}")
+    assert result.returncode == 0, result.stderr
+    (project,) = tmp_path.iterdir()
+    modules = sorted(p.name for p in project.glob("src/*/judges/*.py"))
+    expected = ["__init__.py", "guard.py", "lexical.py", "words.py"] + (["nli.py"] if judge == "nli" else [])
+    assert modules == sorted(expected)
+    assert (project / "tests" / "test_judge_nli.py").exists() == (judge == "nli")
+    assert (project / "evals" / "baseline.json").exists() == (judge == "lexical")
+    if judge == "nli":
+        assert "judged by the lexical judge; you chose nli" in result.stdout
+
+
 def test_a_k_without_a_shipped_baseline_starts_without_one_and_says_how_to_make_it(tmp_path: Path) -> None:
     result = bake_cli(tmp_path, "k=3")
     assert result.returncode == 0, result.stderr
@@ -65,7 +81,8 @@ def test_post_gen_hook_is_idempotent(tmp_path: Path) -> None:
     """`cruft update` runs the hook again; a second run changes nothing and succeeds."""
     project = bake(tmp_path / "out")
     before = {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    answers = {**ANSWERS, "retriever": "bm25", "k": "5", "package_name": package_of(project)}
+    answers = {**ANSWERS, "retriever": "bm25", "judge": "lexical", "k": "5"}
+    answers["package_name"] = package_of(project)
     script = tmp_path / "post_gen_again.py"
     script.write_text(render_hook("post_gen_project.py", answers), encoding="utf-8")
     result = subprocess.run(
