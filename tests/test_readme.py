@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import RETRIEVERS, ROOT
+from conftest import ANSWERS, RETRIEVERS, ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -33,3 +33,9 @@ def test_both_commands_install_what_they_use_and_ci_runs_them() -> None:
 def test_readme_names_every_retriever_choice() -> None:
     for retriever in RETRIEVERS:
         assert f"`{retriever}`" in README
+
+
+def test_readme_names_every_judge_choice() -> None:
+    for judge in ANSWERS["judge"]:
+        assert f"`{judge}`" in README
+    assert "RAG_EVAL_NLI_MODEL" in README, "say plainly when the semantic NLI tests are skipped"
