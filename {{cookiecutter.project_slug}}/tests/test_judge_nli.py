@@ -185,6 +185,32 @@ def test_second_run_is_answered_from_the_cache_without_loading_the_model(
     assert second["questions"] == first["questions"]
 
 
+@pytest.fixture(scope="module")
+def entailing_judge(entailing: Path) -> NLIJudge:
+    return build_judge(settings(entailing), "eval.toml")  # type: ignore[return-value]
+
+
+GUARDED_KINDS = {"number change", "unit change", "negation flip", "date"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "claim", "context"),
+    [case for case in HALLUCINATIONS if case[0] in GUARDED_KINDS],
+    ids=[case[0] for case in HALLUCINATIONS if case[0] in GUARDED_KINDS],
+)
+def test_guard_catches_numbers_units_dates_and_negations_whatever_the_model_says(
+    entailing_judge: NLIJudge, kind: str, claim: str, context: str
+) -> None:
+    """Even a model that entails everything (0.9) cannot pass these kinds: the guard decides."""
+    (verdict,) = entailing_judge.verdicts([(claim, (context,))])
+    assert not verdict.supported and verdict.score == 0.0, f"{kind}: {claim!r}"
+
+
+def test_guard_never_rejects_the_faithful_paraphrases(entailing_judge: NLIJudge) -> None:
+    verdicts = entailing_judge.verdicts([(claim, (context,)) for _, claim, context in FAITHFUL])
+    assert [v.reason for v in verdicts] == [""] * len(FAITHFUL)
+
+
 # -- with a real NLI model (skipped unless RAG_EVAL_NLI_MODEL is set) -----------------------
 
 
