@@ -111,15 +111,14 @@ def test_seed_002_regression_refusing_answerable_questions_fails_on_answers_only
 def test_nli_bake_runs_its_plumbing_tests_offline(tmp_path: Path) -> None:
     """The nli choice installs torch (pinned, with pip) and sentence-transformers in its
     sessions; its plumbing tests pass on a tiny local model; the semantic ones skip, naming
-    the setting. Its gate has no baseline yet and says how to make one."""
+    the setting. (Each such session installs torch with pip: the slowest test here.)"""
     project = bake(tmp_path, "judge=nli")
     result = nox(project, "tests")
     assert result.returncode == 0, output(result)
     said = result.stdout + result.stderr
     assert "torch==2.13.0" in said
     assert re.search(r"\b(\d+) passed", said) and "RAG_EVAL_NLI_MODEL" in said
-    gate = nox(project, "gate")
-    assert gate.returncode == 2, output(gate)
+    assert "test_judge_nli.py" in said, "the NLI tests must have run (or been skipped by name)"
 
 
 def test_gate_exits_2_without_a_baseline_and_passes_once_one_is_made(tmp_path: Path) -> None:
