@@ -143,7 +143,7 @@ def compare(
         where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
         numbers = (
             f"{test.metric}{where} dropped {test.baseline:.3f} -> {test.now:.3f} "
-            f"({test.delta:+.3f}, {_ci(test)}; n={test.n}; p={test.p:.4f}, Holm p={_p(test.p_holm)}; "
+            f"({test.delta:+.3f}, {_ci(test)}; n={test.n}; p={_p(test.p)}, Holm p={_p(test.p_holm)}; "
             f"tolerance {gate.tolerance:.3f}, alpha {result.comparison.alpha:g})"
         )
         subject = test.metric if test.scope == OVERALL else f"{test.metric} [{test.scope}]"
@@ -200,7 +200,9 @@ def _ci(test: Any) -> str:
 
 
 def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
+    if value is None:
+        return "-"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
 def format_result(result: GateResult, tolerance: float) -> str:

@@ -36,7 +36,9 @@ li { margin: 3px 0; }
 
 
 def _p(value: float | None) -> str:
-    return "&ndash;" if value is None else f"{value:.4f}"
+    if value is None:
+        return "&ndash;"
+    return "&lt;0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
 def _slice_bars(report: dict[str, Any], baseline: dict[str, Any], metric: str) -> str:
@@ -104,13 +106,14 @@ def _delta_bars(report: dict[str, Any], baseline: dict[str, Any], metric: str) -
     return "".join(parts)
 
 
-def _metric_table(tests: list[dict[str, Any]], failing: set[str]) -> str:
+def _metric_table(tests: list[dict[str, Any]], failing: dict[str, str]) -> str:
     rows = [
         "<table><tr><th>metric</th><th>baseline</th><th>now</th><th>delta</th>"
         "<th>CI of delta</th><th>p</th><th>Holm p</th><th>verdict</th></tr>"
     ]
     for t in (t for t in tests if t["scope"] == OVERALL):
-        verdict = '<b class="fail">FAIL</b>' if t["metric"] in failing else "ok"
+        kind = failing.get(t["metric"])
+        verdict = f'<b class="fail">FAIL</b> ({escape(kind)})' if kind else "ok"
         rows.append(
             f"<tr><td>{escape(t['metric'])}</td><td>{t['baseline']:.3f}</td><td>{t['now']:.3f}</td>"
             f"<td>{t['delta']:+.3f}</td><td>[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]</td>"
@@ -181,7 +184,7 @@ def html_report(report: dict[str, Any], baseline: dict[str, Any]) -> str:
     tests = gate.get("tests", [])
     metrics = [t["metric"] for t in tests if t["scope"] == OVERALL]
     failures = gate.get("failures", [])
-    failing = {f["subject"] for f in failures if f["blocking"]}
+    failing = {f["subject"]: f["kind"] for f in failures if f["blocking"]}
     passed = gate.get("passed")
     verdict = '<span class="pass">GATE PASSED</span>' if passed else '<span class="fail">GATE FAILED</span>'
     counts = report["counts"]

@@ -39,10 +39,11 @@ def markdown_summary(report: dict[str, Any]) -> str:
         "| metric | baseline | now | delta | CI of delta | p | Holm p | verdict |",
         "|---|---:|---:|---:|---|---:|---:|---|",
     ]
-    failing = {f["subject"] for f in gate.get("failures", []) if f["blocking"]}
+    failing = {f["subject"]: f["kind"] for f in gate.get("failures", []) if f["blocking"]}
     tests = gate.get("tests", [])
     for test in (t for t in tests if t["scope"] == OVERALL):
-        verdict = "**FAIL**" if test["metric"] in failing else "ok"
+        kind = failing.get(test["metric"])
+        verdict = f"**FAIL** ({kind})" if kind else "ok"
         lines.append(
             f"| {test['metric']} | {test['baseline']:.3f} | {test['now']:.3f} | {test['delta']:+.3f} "
             f"| [{test['ci_low']:+.3f}, {test['ci_high']:+.3f}] | {_p(test['p'])} | {_p(test['p_holm'])} "
