@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT_ROOT, TINY_CONFIG, write_project
 
+from {{ cookiecutter.package_name }}.cli import main
 from {{ cookiecutter.package_name }}.config import StatsSettings, load_config
 from {{ cookiecutter.package_name }}.errors import EvalInputError
 from {{ cookiecutter.package_name }}.metric_names import parse_metric
@@ -74,3 +75,18 @@ def test_bad_stats_settings_name_the_key_and_line(
     assert f": {key}: " in str(error)
     (line,) = [n for n, row in enumerate(text.splitlines(), start=1) if row.startswith(line_starts)]
     assert error.line == line, str(error)
+
+
+def test_slice_floor_on_a_tag_no_question_has_is_invalid_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in [gate.slices.<tag>] would otherwise never be enforced: exit 2, at its line."""
+    text = TINY_CONFIG + STATS.replace("[gate.slices.acronym]", "[gate.slices.acronyms]")
+    config_path = write_project(tmp_path, config=text)
+    assert main(["--config", str(config_path), "baseline"]) == 0
+    capsys.readouterr()
+    assert main(["--config", str(config_path), "gate"]) == 2
+    err = capsys.readouterr().err
+    line = text.splitlines().index("[gate.slices.acronyms]") + 1
+    assert f"eval.toml:{line}: [gate.slices.acronyms]: no answerable question" in err
+    assert "use one of: acronym, billing, security" in err

@@ -102,3 +102,18 @@ def test_a_config_change_is_recorded_but_not_refused(project: Path) -> None:
     after = json.loads((project.parent / "build" / "report.json").read_text(encoding="utf-8"))["receipt"]
     assert after["sha256"]["config"] != before["sha256"]["config"]
     assert after["sha256"]["golden"] == before["sha256"]["golden"]
+
+
+def test_baseline_without_a_receipt_is_refused_until_remade(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A baseline from before receipts cannot prove it measured the same data."""
+    assert run(project, "baseline") == 0
+    path = project.parent / "baseline.json"
+    old = json.loads(path.read_text(encoding="utf-8"))
+    del old["receipt"]
+    path.write_text(json.dumps(old), encoding="utf-8")
+    capsys.readouterr()
+    assert run(project, "gate") == 2
+    assert "golden sha256 not recorded -> " in capsys.readouterr().err
+    assert run(project, "baseline") == 0 and run(project, "gate") == 0

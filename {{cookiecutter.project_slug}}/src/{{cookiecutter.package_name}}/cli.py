@@ -20,6 +20,7 @@ from .holdout import evaluate_holdout, format_holdout
 from .html_report import html_report
 from .receipt import check_same_data
 from .report import format_table, read_report, write_report
+from .significance import check_slice_tags
 from .summary import markdown_summary, write_summary
 
 
@@ -51,7 +52,8 @@ def run_baseline(config: Config) -> ExitCode:
 def run_gate(config: Config, baseline_path: Path | None, accept_changed_data: bool = False) -> ExitCode:
     baseline_path = baseline_path or config.baseline
     baseline = read_report(baseline_path)  # fail fast, before the evaluation runs
-    load_golden(config.golden, load_corpus(config.corpus))  # a malformed line first: it says which
+    # A malformed line or a slice floor on a missing tag first: each names its line.
+    check_slice_tags(config, load_golden(config.golden, load_corpus(config.corpus)))
     data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     report = evaluate(config)
     holdout = evaluate_holdout(config, report)

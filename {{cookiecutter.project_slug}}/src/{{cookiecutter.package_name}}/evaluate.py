@@ -7,6 +7,8 @@ Report layout (written by report.py, read back by the gate):
   aggregate  {metric: mean over evaluated questions}
   slices     {tag: {questions, evaluated, metrics}}
   receipt    sha256 of corpus, golden set and config; git commit; judge; versions; seed; k
+  comparison (written by `gate` only) delta, CI, p per metric and tag; failures; notes
+  holdout    (written by `gate` only, when configured) holdout aggregate and dev - holdout gap
   questions  one row per question: retrieved [[id, score], ...], found and missing
              relevant ids within the top k, metrics and per-question checks
 """

@@ -7,12 +7,11 @@ The gate fails (exit 3) when
                      the baseline AND the drop is significant: paired sign-flip test on the
                      per-question deltas, Holm-corrected across metrics and slices, p <= alpha
                      (see significance.py). A drop that is not significant is a note;
-  (d) must-pass:     a must-pass question retrieves no relevant document in the top k,
+  (c) must-pass:     a must-pass question retrieves no relevant document in the top k,
                      whatever the baseline says.
-  (c) newly failing: a question fails a per-question check ([gate.checks]: passes when its
-                     value >= the threshold) that it passed in the baseline. Listed with the
-                     reason, but on its own does not fail the gate: one flipped question is
-                     noise until it is part of a significant drop (or a must-pass question).
+It lists, without failing on them alone, newly failing questions: a question that fails a
+per-question check ([gate.checks]: passes when its value >= the threshold) it passed in the
+baseline. One flipped question is noise until it is part of a significant drop.
 It refuses to compare (exit 2) when the baseline lacks a metric the gate needs.
 """
 

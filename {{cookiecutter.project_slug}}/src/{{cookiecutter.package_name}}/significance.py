@@ -13,7 +13,9 @@ from dataclasses import asdict, dataclass, field
 from statistics import fmean
 from typing import Any
 
-from .config import StatsSettings
+from .config import Config, StatsSettings
+from .data import Question
+from .errors import EvalInputError
 from .stats import bootstrap_ci, holm, min_changed_questions, min_detectable_drop, sign_flip_p
 
 OVERALL = "all questions"
@@ -142,3 +144,20 @@ def compare_paired(
             f"{tolerance:g} and that pass unless a floor or must-pass check catches them; add questions",
         )
     return Comparison(tests, settings.alpha, tolerance, needed, mde, warnings)
+
+
+def check_slice_tags(config: Config, questions: list[Question]) -> None:
+    """A [gate.slices.<tag>] floor for a tag no answerable question carries is a typo, not a
+    pass: raise EvalInputError at that table's line, listing the tags that exist."""
+    tags = sorted({tag for question in questions if question.answerable for tag in question.tags})
+    for tag in config.gate.slice_floors:
+        if tag not in tags:
+            header = f"[gate.slices.{tag}]"
+            lines = config.path.read_text(encoding="utf-8").splitlines()
+            line = next((n for n, text in enumerate(lines, start=1) if text.strip().startswith(header)), None)
+            raise EvalInputError(
+                config.path,
+                f"{header}: no answerable question in {config.golden.name} has the tag {tag!r}",
+                f"use one of: {', '.join(tags) or '(no tags)'}",
+                line,
+            )
