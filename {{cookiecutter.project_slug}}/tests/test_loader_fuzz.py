@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, write_project
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }}.cli import main
@@ -226,7 +226,9 @@ def loads_or_refuses_clearly(
     path.write_bytes(data)
     try:
         load(path)
+        event("loaded")
     except EvalInputError as error:
+        event(f"refused: {error.problem[:24]}")  # shown by --hypothesis-show-statistics
         assert error.path == str(path)
         assert error.fix.strip() and error.problem.strip()
         lines = len(data.splitlines()) or 1
