@@ -56,7 +56,7 @@ def test_concurrent_gate_eval_and_baseline_runs_keep_every_file_whole(project: P
         time.sleep(0.001)
     for process in processes:
         out, err = process.communicate()
-        assert process.returncode == 0, f"{process.args[-1]} exited {process.returncode}:\n{out[-2000:]}\n{err}"
+        assert process.returncode == 0, f"{process.args[-1]} exited {process.returncode}:\n{out[-2000:]}{err}"
 
     assert reads > 0
     assert report.read_text("utf-8") == expected_report
