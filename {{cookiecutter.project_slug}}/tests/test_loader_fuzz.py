@@ -16,6 +16,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ CORPUS = {d["id"]: Document(d["id"], d["text"], d["title"]) for d in TINY_CORPUS
 # -- strategies ---------------------------------------------------------------------------
 
 texts = st.text(max_size=12)  # includes lone surrogates, NUL and other control characters
+characters = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)  # any real character
 keys = st.one_of(st.sampled_from(["id", "title", "text", "question", "relevant", "tags", "must_pass"]), texts)
 json_scalars = st.one_of(
     st.none(),
@@ -109,8 +111,41 @@ def jsonl_files(draw: st.DrawFn, objects: st.SearchStrategy[Any]) -> bytes:
     return draw(st.sampled_from([b"", b"\xef\xbb\xbf"])) + data
 
 
+# Well-formed rows with arbitrary content: these mostly load, so the checks after parsing
+# (duplicates, blank strings, lone surrogates, grades, flags) see many examples too.
+plausible_documents = st.fixed_dictionaries(
+    {"id": st.sampled_from(["a", "b", "c"]) | characters, "text": characters},
+    optional={"title": characters},
+)
+plausible_questions = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from(["q1", "q2"]) | characters,
+        "question": characters,
+        "relevant": st.dictionaries(
+            st.sampled_from(sorted(CORPUS)), st.integers(1, 3), min_size=1, max_size=3
+        ),
+    },
+    optional={
+        "answerable": st.just(True),
+        "must_pass": st.booleans(),
+        "tags": st.lists(characters, max_size=3),
+        "must_include": st.lists(characters, max_size=2),
+    },
+)
+unanswerable_questions = st.fixed_dictionaries(
+    {"id": characters, "question": characters, "relevant": st.just({}), "answerable": st.just(False)}
+)
+
+
+def plausible_files(rows: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[bytes]:
+    return st.lists(rows, min_size=1, max_size=5).map(
+        lambda items: "\n".join(json.dumps(r, ensure_ascii=False) for r in items).encode("utf-8")
+    )
+
+
 corpus_files = st.one_of(
     st.binary(max_size=200),
+    plausible_files(plausible_documents),
     jsonl_files(right_keys(["id", "text"], ["title"])),
     near_valid(TINY_CORPUS, json_values).map(
         lambda rows: "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(
@@ -120,6 +155,7 @@ corpus_files = st.one_of(
 )
 golden_files = st.one_of(
     st.binary(max_size=200),
+    plausible_files(plausible_questions | unanswerable_questions),
     jsonl_files(
         right_keys(["id", "question", "relevant"], ["must_include", "answerable", "tags", "must_pass"])
     ),
@@ -150,14 +186,14 @@ toml_scalars = st.one_of(
     st.booleans(),
     st.integers(),
     st.floats(),  # nan and inf are valid TOML
-    texts,
+    characters,
     metric_names,
     st.sampled_from([r"\w+", "(a)", "[", "english", "none", "evals/corpus.jsonl", ""]),
 )
 toml_values = st.recursive(
     toml_scalars,
     lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.one_of(metric_names, texts), inner, max_size=3)
+        st.lists(inner, max_size=4) | st.dictionaries(st.one_of(metric_names, characters), inner, max_size=3)
     ),
     max_leaves=10,
 )
@@ -193,7 +229,7 @@ def toml_documents(draw: st.DrawFn) -> str:
     ):
         lines.append(f"[{table}]")
         known = SETTINGS.get(table, ["recall@5", "mrr"])
-        for key in draw(st.lists(st.sampled_from(known) | texts, max_size=4, unique=True)):
+        for key in draw(st.lists(st.sampled_from(known) | characters, max_size=4, unique=True)):
             lines.append(f"{json.dumps(key)} = {toml_value(draw(toml_values))}")
     return "\n".join(lines) + "\n"
 
@@ -228,7 +264,8 @@ def loads_or_refuses_clearly(
         load(path)
         event("loaded")
     except EvalInputError as error:
-        event(f"refused: {error.problem[:24]}")  # shown by --hypothesis-show-statistics
+        kind = re.sub(r"'.*?'|[0-9]+", "_", error.problem)[:40]  # values left out: counted by kind
+        event(f"refused: {kind}")  # shown by --hypothesis-show-statistics
         assert error.path == str(path)
         assert error.fix.strip() and error.problem.strip()
         lines = len(data.splitlines()) or 1
