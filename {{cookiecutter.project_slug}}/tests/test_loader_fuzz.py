@@ -199,6 +199,12 @@ toml_values = st.recursive(
 )
 
 
+def toml_string(text: str) -> str:
+    """A TOML basic string. JSON's escapes are TOML's too, except that TOML has no surrogate
+    pairs: characters outside the BMP are written as themselves."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def toml_value(value: Any) -> str:
     """Render a value as inline TOML (strings through JSON escapes, which TOML shares)."""
     if isinstance(value, bool):
@@ -214,10 +220,10 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return toml_string(value)
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return "{" + ", ".join(f"{toml_string(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
 
 
 @st.composite
@@ -230,7 +236,7 @@ def toml_documents(draw: st.DrawFn) -> str:
         lines.append(f"[{table}]")
         known = SETTINGS.get(table, ["recall@5", "mrr"])
         for key in draw(st.lists(st.sampled_from(known) | characters, max_size=4, unique=True)):
-            lines.append(f"{json.dumps(key)} = {toml_value(draw(toml_values))}")
+            lines.append(f"{toml_string(key)} = {toml_value(draw(toml_values))}")
     return "\n".join(lines) + "\n"
 
 
@@ -299,6 +305,7 @@ def test_golden_loader_never_crashes(data: bytes) -> None:
 @fuzz
 @given(config_files)
 @example(b'[data]\ncorpus = "evals/\\u0000corpus.jsonl"\n')  # NUL in a path
+@example(b'[tokenizer]\nlowercase = "\xc2\x85"\n""=false')  # U+0085 is no line break in TOML
 @example(b"[gate.floors]\nmrr = " + b"9" * 400 + b"\n")  # an integer no float can hold
 @example(b'[tokenizer]\nstopwords = ["a", "b"]\n')  # unhashable where a name belongs
 @example(b'[tokenizer]\npattern = "' + b"(?:" * 200 + b"a" + b")" * 200 + b'"\n')  # deeply nested pattern

@@ -66,7 +66,7 @@ class _Reader:
 
     def __init__(self, path: Path, text: str):
         self.path = path
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # as TOML counts lines (splitlines() also splits at U+2028...)
 
     def line_of(self, key: str) -> int | None:
         """Best-effort line number of setting `key` ("gate.floors.mrr") or table `[key]`."""
