@@ -153,7 +153,7 @@ def check_slice_tags(config: Config, questions: list[Question]) -> None:
     for tag in config.gate.slice_floors:
         if tag not in tags:
             header = f"[gate.slices.{tag}]"
-            lines = config.path.read_text(encoding="utf-8").splitlines()
+            lines = config.path.read_text(encoding="utf-8").split("\n")  # as TOML counts lines
             line = next((n for n, text in enumerate(lines, start=1) if text.strip().startswith(header)), None)
             raise EvalInputError(
                 config.path,
