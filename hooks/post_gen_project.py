@@ -46,7 +46,7 @@ def place_baseline(project: Path, retriever: str, k: int, judge: str = "lexical"
     if candidate.is_file():
         settings = json.loads(candidate.read_text(encoding="utf-8"))["settings"]
         made_with_k = settings["k"]
-        made_with_judge = settings.get("judge", {}).get("judge")
+        made_with_judge = settings.get("judge", {}).get("name")
         if made_with_k == k and made_with_judge == judge:
             candidate.replace(target)
         elif made_with_k == k:

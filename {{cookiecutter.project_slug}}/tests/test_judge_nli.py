@@ -105,7 +105,7 @@ def test_threshold_and_identity(entailing: Path) -> None:
     judge = build_judge(settings(entailing, threshold=0.95), "eval.toml")
     (verdict,) = judge.verdicts([claim])
     assert not verdict.supported and "below the threshold 0.95" in verdict.reason
-    assert judge.identity == {"judge": "nli", "model": str(entailing), "revision": None, "threshold": 0.95}
+    assert judge.identity == {"name": "nli", "model": str(entailing), "revision": None, "threshold": 0.95}
 
 
 def test_the_guard_overrules_the_model_on_numbers(entailing: Path) -> None:
@@ -169,19 +169,17 @@ def test_second_run_is_answered_from_the_cache_without_loading_the_model(
 ) -> None:
     config = TINY_CONFIG + f'\n[judge]\nbackend = "nli"\nmodel = "{entailing}"\n'
     path = write_project(tmp_path, config=config)
-    first = evaluate(load_config(path))
-    assert first["answers"]["cache"]["judge_calls"] == 1 and first["answers"]["cache"]["hits"] == 0
+    first_stats: dict[str, int] = {}
+    first = evaluate(load_config(path), first_stats)
+    assert first_stats["judge_calls"] == 1 and first_stats["hits"] == 0
 
     def no_model(*args: object) -> None:
         raise AssertionError("the model was loaded although every verdict was cached")
 
     monkeypatch.setattr(nli_module, "load_cross_encoder", no_model)
-    second = evaluate(load_config(path))
-    assert second["answers"]["cache"] == {
-        "hits": first["answers"]["cache"]["misses"],
-        "misses": 0,
-        "judge_calls": 0,
-    }
+    second_stats: dict[str, int] = {}
+    second = evaluate(load_config(path), second_stats)
+    assert second_stats == {"hits": first_stats["misses"], "misses": 0, "judge_calls": 0}
     assert second["questions"] == first["questions"]
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .config import StatsSettings
 from .errors import EvalInputError
+from .significance import compare_paired
 
 REMAKE = "remake the baseline with `nox -s baseline` (review its diff) and commit it"
 
@@ -36,6 +38,45 @@ def require_same_judge(report: dict[str, Any], baseline: dict[str, Any], baselin
             "faithfulness scores of two judges are not comparable",
             REMAKE,
         )
+
+
+def answer_regressions(
+    report: dict[str, Any],
+    baseline: dict[str, Any],
+    checks: list[str],
+    tolerance: float,
+    stats: StatsSettings,
+) -> list[tuple[str, str, bool]]:
+    """(check, message, is a regression) for each gated answer check that dropped more than
+    the tolerance: the same paired sign-flip test as retrieval metrics, over the questions
+    where the check applies in both reports (abstention: all; key facts: answerable;
+    faithfulness: answered in both). Each check is tested on its own, like a floor."""
+    if not checks:
+        return []
+
+    def rows(source: dict[str, Any]) -> list[dict[str, Any]]:
+        # One metrics dict per question holding only checks that apply, so one paired test
+        # per check compares like with like.
+        return [
+            {"id": row["id"], "tags": [], "metrics": {c: row["answer"][c] for c in checks}}
+            for row in source["questions"]
+            if isinstance(row, dict) and isinstance(row.get("answer"), dict)
+        ]
+
+    found = []
+    for check in checks:
+        now = [r for r in rows(report) if r["metrics"][check] is not None]
+        before = [r for r in rows(baseline) if r["metrics"].get(check) is not None]
+        comparison = compare_paired({"questions": now}, {"questions": before}, [check], tolerance, stats)
+        for test in comparison.tests:
+            if test.delta < 0 and test.beyond_tolerance:
+                message = (
+                    f"{check} dropped {test.baseline:.3f} -> {test.now:.3f} ({test.delta:+.3f}, "
+                    f"CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]; n={test.n}; p={test.p:.4f}; "
+                    f"tolerance {tolerance:.3f}, alpha {comparison.alpha:g})"
+                )
+                found.append((check, message, test.regression))
+    return found
 
 
 def newly_failing_answers(

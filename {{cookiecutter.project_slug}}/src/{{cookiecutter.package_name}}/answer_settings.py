@@ -38,7 +38,7 @@ class JudgeSettings:
         """What produced the verdicts: recorded in every report, compared by the gate."""
         nli = self.backend == "nli"
         return {
-            "judge": self.backend,
+            "name": self.backend,
             "model": self.model if nli else None,
             "revision": self.revision if nli else None,
             "threshold": self.threshold,

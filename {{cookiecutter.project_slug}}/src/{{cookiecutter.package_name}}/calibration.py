@@ -125,7 +125,7 @@ def format_calibration(result: dict[str, Any]) -> str:
         else ""
     )
     lines = [
-        f"Judge {judge['judge']}{model} on {result['examples']} labelled examples "
+        f"Judge {judge['name']}{model} on {result['examples']} labelled examples "
         f"({result['unsupported']} unsupported) from {Path(result['labels_path']).name}",
         f"  {'threshold':<22} {'accuracy':>8} {'precision':>9} {'recall':>6} {'kappa':>6}"
         "   (positive = unsupported)",

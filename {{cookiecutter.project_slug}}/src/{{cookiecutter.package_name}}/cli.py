@@ -13,11 +13,18 @@ from pathlib import Path
 
 from .calibration import calibrate, format_calibration
 from .config import DEFAULT_PATH, Config, load_config
+from .data import load_corpus, load_golden
 from .errors import EvalInputError, ExitCode
 from .evaluate import evaluate
+from .files import write_atomic
 from .gate import compare, format_result
 from .generation import cache_line
+from .holdout import evaluate_holdout, format_holdout
+from .html_report import html_report
+from .receipt import check_same_data
 from .report import format_table, read_report, write_report
+from .significance import check_slice_tags
+from .summary import markdown_summary, write_summary
 
 
 def _relative(path: Path) -> str:
@@ -28,37 +35,56 @@ def _relative(path: Path) -> str:
 
 
 def run_eval(config: Config, report_path: Path | None, quiet: bool) -> ExitCode:
-    report = evaluate(config)
+    judge_stats: dict[str, int] = {}
+    report = evaluate(config, judge_stats)
     target = report_path or config.report
     write_report(target, report)
     if not quiet:
         print(format_table(report))
+        print(cache_line(judge_stats))
     print(f"\nwrote {_relative(target)}")
     return ExitCode.OK
 
 
 def run_baseline(config: Config) -> ExitCode:
-    report = evaluate(config)
+    judge_stats: dict[str, int] = {}
+    report = evaluate(config, judge_stats)
     write_report(config.baseline, report)
     print(format_table(report))
+    print(cache_line(judge_stats))
     print(f"\nwrote the new baseline {_relative(config.baseline)}: review its diff and commit it")
     return ExitCode.OK
 
 
-def run_gate(config: Config, baseline_path: Path | None) -> ExitCode:
+def run_gate(config: Config, baseline_path: Path | None, accept_changed_data: bool = False) -> ExitCode:
     baseline_path = baseline_path or config.baseline
     baseline = read_report(baseline_path)  # fail fast, before the evaluation runs
-    report = evaluate(config)
-    result = compare(report, baseline, config.gate, baseline_path)  # may refuse: exit 2, nothing written
+    # A malformed line or a slice floor on a missing tag first: each names its line.
+    check_slice_tags(config, load_golden(config.golden, load_corpus(config.corpus)))
+    data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
+    judge_stats: dict[str, int] = {}
+    report = evaluate(config, judge_stats)
+    holdout = evaluate_holdout(config, report)
+    # may refuse: exit 2, nothing written
+    result = compare(report, baseline, config.gate, baseline_path, config.stats)
+    result.notes[:0] = data_notes
+    report["comparison"] = result.to_dict()
+    if holdout is not None:
+        report["holdout"] = holdout
     write_report(config.report, report)
+    summary = write_summary(markdown_summary(report), config.summary)
+    write_atomic(config.html, html_report(report, baseline))
     counts = report["counts"]
     print(
         f"Gate: {counts['evaluated']} of {counts['questions']} questions evaluated "
         f"({counts['left_out']} unanswerable left out); baseline {_relative(baseline_path)}; "
         f"report {_relative(config.report)}"
     )
+    if holdout is not None:
+        print(format_holdout(holdout, report))
+    print(f"summary: {_relative(summary)}; HTML report: {_relative(config.html)}")
     print(format_result(result, config.gate.tolerance))
-    print(cache_line(report))
+    print(cache_line(judge_stats))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION
 
 
@@ -78,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("baseline", help="evaluate and overwrite the committed baseline report")
     gate = commands.add_parser("gate", help="evaluate and compare with the baseline; exit 3 on regression")
     gate.add_argument("--baseline", type=Path, help="baseline report (default: [data] baseline)")
+    gate.add_argument(
+        "--accept-changed-data",
+        action="store_true",
+        help="compare even though the corpus or golden set differs from the baseline's (see its receipt)",
+    )
     commands.add_parser("calibrate", help="score the judge against the human labels ([judge] labels)")
     return parser
 
@@ -93,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "calibrate":
             print(format_calibration(calibrate(config)))
             return ExitCode.OK
-        return run_gate(config, args.baseline)
+        return run_gate(config, args.baseline, args.accept_changed_data)
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.INVALID_INPUT

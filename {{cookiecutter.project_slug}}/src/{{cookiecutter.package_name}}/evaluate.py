@@ -6,10 +6,12 @@ Report layout (written by report.py, read back by the gate):
              documents, so they are left out of every retrieval average)
   aggregate  {metric: mean over evaluated questions}
   slices     {tag: {questions, evaluated, metrics}}
+  receipt    sha256 of corpus, golden set and config; git commit; judge; versions; seed; k
+  comparison (written by `gate` only) delta, CI, p per metric and tag; failures; notes
+  holdout    (written by `gate` only, when configured) holdout aggregate and dev - holdout gap
   questions  one row per question: retrieved [[id, score], ...], found and missing
              relevant ids within the top k, metrics and per-question checks, and the
              answer with its checks (generation.py)
-  answers    the verdict cache's hits and misses and the judge calls of this run
 The aggregate also holds the answer checks (abstention, key_facts, faithfulness), and the
 settings the judge that produced the verdicts and the [generation] options.
 """
@@ -25,6 +27,7 @@ from .data import Question, load_corpus, load_golden
 from .errors import EvalInputError
 from .generation import evaluate_answers
 from .ranking import Hit, RetrieverOutputError, check_hits
+from .receipt import build_receipt
 from .retriever import build_retriever
 from .retrievers import OptionsError
 from .tokens import make_tokenizer
@@ -75,8 +78,12 @@ def _retriever_settings(retriever: object, config: Config) -> dict[str, Any]:
     return {"name": type(retriever).__name__, "options": effective}
 
 
-def evaluate(config: Config) -> dict[str, Any]:
-    """Evaluate the retriever from `retriever.py` on the golden set named in `config`."""
+def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[str, Any]:
+    """Evaluate the retriever from `retriever.py` on the golden set named in `config`.
+
+    `judge_stats`, when given, receives the verdict cache's hits and misses and the judge
+    calls of this run: they describe the run, not the system, so the report leaves them out.
+    """
     corpus = load_corpus(config.corpus)
     questions = load_golden(config.golden, corpus)
     try:
@@ -114,6 +121,8 @@ def evaluate(config: Config) -> dict[str, Any]:
     answers = evaluate_answers(config, questions, corpus, retriever)
     for row, answer in zip(rows, answers.rows, strict=True):
         row["answer"] = answer
+    if judge_stats is not None:
+        judge_stats.update(answers.cache)
     tags = sorted({tag for row in rows for tag in row["tags"]})
     slices = {}
     for tag in tags:
@@ -123,18 +132,19 @@ def evaluate(config: Config) -> dict[str, Any]:
             "evaluated": sum(1 for row in members if row["metrics"] is not None),
             "metrics": _means(members, config),
         }
+    settings = {
+        **config.settings(),
+        "retriever": _retriever_settings(retriever, config),
+        "generation": config.generation,
+        "judge": answers.judge,
+    }
     return {
         "format": FORMAT,
         "version": VERSION,
-        "settings": {
-            **config.settings(),
-            "retriever": _retriever_settings(retriever, config),
-            "generation": config.generation,
-            "judge": answers.judge,
-        },
+        "settings": settings,
         "counts": {"questions": len(rows), "evaluated": evaluated, "left_out": len(rows) - evaluated},
         "aggregate": {**_means(rows, config), **answers.aggregate},  # type: ignore[dict-item]
         "slices": slices,
+        "receipt": build_receipt(config, settings),
         "questions": rows,
-        "answers": {"cache": answers.cache},
     }

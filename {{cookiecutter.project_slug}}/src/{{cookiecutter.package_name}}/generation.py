@@ -154,14 +154,13 @@ def format_answers(report: dict[str, Any]) -> str:
     lines += [f"  {name:<12} {aggregate[name]:6.3f}   {meaning}" for name, meaning in ANSWER_CHECKS.items()]
     model = f", model {judge.get('model')}" + (f"@{judge['revision']}" if judge.get("revision") else "")
     lines.append(
-        f"Judge {judge.get('judge')}{model if judge.get('model') else ''}, threshold {judge.get('threshold')}"
+        f"Judge {judge.get('name')}{model if judge.get('model') else ''}, threshold {judge.get('threshold')}"
     )
-    lines.append(cache_line(report))
     return "\n".join(lines)
 
 
-def cache_line(report: dict[str, Any]) -> str:
-    cache = report["answers"]["cache"]
+def cache_line(cache: dict[str, int]) -> str:
+    """What the verdict cache did this run (printed by eval, baseline and gate)."""
     return (
         f"Verdict cache: {cache['hits']} hits, {cache['misses']} misses; "
         f"judge model calls this run: {cache['judge_calls']}"

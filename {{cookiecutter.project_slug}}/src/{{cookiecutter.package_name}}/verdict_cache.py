@@ -2,8 +2,9 @@
 
 The key is a hash of everything a verdict depends on: the judge's identity (backend, model,
 revision, threshold), the claim and the contexts. Change any of them and the verdict is
-recomputed. The file is rewritten atomically at the end of each run and keeps only the
-verdicts that run used, so it never grows stale. Delete it at any time: it is a cache.
+recomputed. The file is rewritten atomically at the end of each run, keeping what it held
+plus the new verdicts (a run of the holdout must not evict the dev set's). Delete it at
+any time to prune it: it is only a cache.
 """
 
 from __future__ import annotations
@@ -62,5 +63,5 @@ class VerdictCache:
         self._used[verdict_key(self.identity, item)] = asdict(verdict)
 
     def save(self) -> None:
-        document = {"format": FORMAT, "verdicts": dict(sorted(self._used.items()))}
+        document = {"format": FORMAT, "verdicts": dict(sorted({**self._stored, **self._used}.items()))}
         write_atomic(self.path, json.dumps(document, indent=1, ensure_ascii=False) + "\n")

@@ -36,7 +36,7 @@ Item = tuple[str, tuple[str, ...]]
 
 
 class Judge(Protocol):
-    identity: dict[str, Any]  # {"judge", "model", "revision", "threshold"}: recorded in reports
+    identity: dict[str, Any]  # {"name", "model", "revision", "threshold"}: recorded in reports
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         """One verdict per item, in order. Batch the work: this is called once per run."""

@@ -50,7 +50,7 @@ def missing_name(claim: str, window: str) -> str | None:
 class LexicalJudge:
     def __init__(self, threshold: float):
         self.threshold = threshold
-        self.identity = {"judge": "lexical", "model": None, "revision": None, "threshold": threshold}
+        self.identity = {"name": "lexical", "model": None, "revision": None, "threshold": threshold}
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         return [

@@ -43,7 +43,7 @@ class NLIJudge:
         self.threshold = threshold
         self.batch_size = batch_size
         self.entailment = entailment_index(model.config.id2label)
-        self.identity = {"judge": "nli", "model": model_name, "revision": revision, "threshold": threshold}
+        self.identity = {"name": "nli", "model": model_name, "revision": revision, "threshold": threshold}
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         per_item = [windows(contexts) for _, contexts in items]
