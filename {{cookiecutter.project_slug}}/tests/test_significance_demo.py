@@ -11,6 +11,7 @@ effect; the one that needs a group of questions says so and skips when there are
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,11 @@ from {{ cookiecutter.package_name }}.stats import min_changed_questions
 def demo(tmp_path: Path) -> Path:
     """A copy of the demo project with its own fresh baseline; returns its eval.toml."""
     config = load_config(PROJECT_ROOT / "eval.toml")
-    shutil.copyfile(PROJECT_ROOT / "eval.toml", tmp_path / "eval.toml")
+    # The answers' judge plays no part here; the lexical one needs no model files.
+    text = (PROJECT_ROOT / "eval.toml").read_text(encoding="utf-8")
+    (tmp_path / "eval.toml").write_text(
+        re.sub(r'(?m)^backend = "nli"', 'backend = "lexical"', text), encoding="utf-8"
+    )
     for path in (config.corpus, config.golden):
         target = tmp_path / path.relative_to(PROJECT_ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
