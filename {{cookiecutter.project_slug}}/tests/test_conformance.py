@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -26,6 +27,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }} import metrics
+from {{ cookiecutter.package_name }}.cli import main
+from {{ cookiecutter.package_name }}.config import load_config
+from {{ cookiecutter.package_name }}.evaluate import evaluate
 from {{ cookiecutter.package_name }}.ranking import Hit, trec_order
 
 # ranx compiles its metrics with numba on first use: about a minute per fresh environment.
@@ -191,3 +195,33 @@ def test_tied_scores_are_ranked_like_trec_eval_not_in_input_order() -> None:
     assert ranking_of(run["q"]) == ["c", "b", "a"]
     assert ours(qrels, run, 1)["q"]["mrr"] == pytest.approx(1 / 3)
     assert trec_eval(qrels, run, 1)["q"]["mrr"] == pytest.approx(1 / 3)
+
+
+def test_exported_files_give_the_report_numbers_in_trec_eval(project: Path, tmp_path: Path) -> None:
+    """`export-qrels` and `export-run`, parsed by trec_eval's own readers: per question and
+    averaged over every judged question (trec_eval -c), trec_eval reports our numbers."""
+    qrels_path, run_path = tmp_path / "golden.qrels", tmp_path / "retriever.run"
+    assert main(["--config", str(project), "export-qrels", str(qrels_path)]) == 0
+    assert main(["--config", str(project), "export-run", str(run_path)]) == 0
+    with qrels_path.open() as qrels_file, run_path.open() as run_file:
+        qrels, run = pytrec_eval.parse_qrel(qrels_file), pytrec_eval.parse_run(run_file)
+    measures = {
+        "P_5": "precision@5",
+        "recall_5": "recall@5",
+        "success_5": "hit@5",
+        "recip_rank": "mrr",
+        "ndcg_cut_5": "ndcg@5",
+        "map": "map",
+        "Rprec": "rprec",
+    }
+    trec = pytrec_eval.RelevanceEvaluator(
+        qrels, {"P.5", "recall.5", "success.5", "recip_rank", "ndcg_cut.5", "map", "Rprec"}
+    ).evaluate(run)
+    report = evaluate(load_config(project))
+    rows = {row["id"]: row for row in report["questions"] if row["metrics"] is not None}
+    assert set(qrels) == set(rows)
+    for measure, name in measures.items():
+        for qid, row in rows.items():
+            assert abs(trec.get(qid, {}).get(measure, 0.0) - row["metrics"][name]) <= TOLERANCE, (qid, name)
+        mean = sum(trec.get(qid, {}).get(measure, 0.0) for qid in qrels) / len(qrels)
+        assert abs(mean - report["aggregate"][name]) <= TOLERANCE, name
