@@ -88,6 +88,7 @@ def test_ranked_lists_and_named_runs(tmp_path: Path) -> None:
         (load_runs, '{"q1": {"a": "high"}}', 1, "expected a list of ids or an object of scores"),
         (load_runs, '{"q1": {"a": NaN}}', None, "NaN is not a number JSON allows"),
         (load_runs, '{"q1": {"a": 1e999}}', 1, "must be a finite number"),
+        (load_runs, '{"q1": {"a": 1' + "0" * 400 + "}}", 1, "must be a finite number"),
         (load_runs, '{"r": {"q1": ["a"]}, "s": []}', 1, "run 's': expected an object of queries"),
         (load_runs, "{}", 1, "holds no queries"),
         (load_runs, "[" * 100_000, None, "nested too deeply"),

@@ -254,14 +254,14 @@ def _ranking(path: Path, text: str, value: Any, keys: tuple[str, ...]) -> list[s
         hits = []
         for doc_id, score in value.items():
             _check_id(path, doc_id, f"{where}: a document id", line)
-            if not _is_number(score) or not math.isfinite(score):
+            if not _is_number(score) or not math.isfinite(_as_float(score)):
                 raise EvalInputError(
                     path,
                     f"{where}: score of {doc_id!r} must be a finite number, got {score!r}",
                     "fix the score",
                     line,
                 )
-            hits.append(Hit(doc_id, float(score)))
+            hits.append(Hit(doc_id, _as_float(score)))
         return [hit.doc_id for hit in trec_order(hits)]
     raise EvalInputError(
         path,
@@ -269,6 +269,13 @@ def _ranking(path: Path, text: str, value: Any, keys: tuple[str, ...]) -> list[s
         'write e.g. "q1": ["doc-a", "doc-b"] or "q1": {"doc-a": 1.5}',
         line,
     )
+
+
+def _as_float(number: float) -> float:
+    try:
+        return float(number)
+    except OverflowError:  # an integer with hundreds of digits
+        return math.inf
 
 
 def _is_ranking(value: Any) -> bool:
