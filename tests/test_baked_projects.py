@@ -31,7 +31,12 @@ def test_baked_project_passes_its_tests_and_gate_and_ships_its_true_baseline(
     # The gate wrote a fresh report: the shipped baseline is exactly what this retriever produces.
     fresh = json.loads((project / "build" / "report.json").read_text(encoding="utf-8"))
     shipped = json.loads((project / "evals" / "baseline.json").read_text(encoding="utf-8"))
+    assert fresh.pop("comparison")["passed"] is True  # the gate's verdict: only in its report
+    for report in (fresh, shipped):  # where and with which library versions it ran may differ
+        del report["receipt"]["git_commit"], report["receipt"]["versions"]
     assert fresh == shipped, "stale shipped baseline: run `nox -s baselines` at the template root"
+    assert (project / "build" / "summary.md").read_text(encoding="utf-8").startswith("## ✅ GATE PASSED")
+    assert "<svg" in (project / "build" / "report.html").read_text(encoding="utf-8")
     # The pytest form of the gate passes too, and the eval session prints the readable table.
     tests_venv_python = next((project / ".nox").glob("tests*/bin/python"))
     gate_as_tests = run(project, str(tests_venv_python), "-m", "pytest", "-m", "gate", "-q")

@@ -1,4 +1,5 @@
-"""Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate).
+"""Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate),
+and `nox -s screenshot` (the gate's HTML report rendered by headless Chromium).
 
 Each session installs the project plus the dependency groups from pyproject.toml, then calls
 the `{{ cookiecutter.package_name }}` command: all the logic lives in src/, configured by eval.toml.
@@ -48,6 +49,14 @@ def gate(session: nox.Session) -> None:
     """Compare a fresh evaluation with the baseline. Exit 3 on regression, 2 on bad input."""
     install(session)
     run_command(session, "gate")
+
+
+@nox.session
+def screenshot(session: nox.Session) -> None:
+    """Open the gate's HTML report in headless Chromium, offline; save a PNG next to it.
+    Needs Chromium (Debian/Ubuntu: `apt-get install chromium`); run `nox -s gate` first."""
+    install(session)
+    session.run("python", "-m", f"{COMMAND}.browser")
 
 
 @nox.session

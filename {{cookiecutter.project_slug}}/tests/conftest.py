@@ -147,3 +147,9 @@ def set_min_length(config_path: Path, min_length: int) -> None:
 def project(tmp_path: Path) -> Path:
     """The tiny project in tmp_path; returns the path of its eval.toml."""
     return write_project(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never append to the CI run's real $GITHUB_STEP_SUMMARY (the gate writes there)."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

@@ -117,13 +117,19 @@ def test_gate_fails_when_an_empty_answer_loses_a_question(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An empty answer is valid input, so it is judged, not refused: q2 passed its checks in
-    the baseline and now finds nothing, so the gate fails (exit 3) and names it."""
+    the baseline and now finds nothing, so the gate names it as newly failing. One lost
+    question (not must-pass, floors held) is not significant, so the gate still passes;
+    the same empty answer for must-pass q1 fails it (exit 3)."""
     assert main(["--config", str(project), "baseline"]) == 0
     use(monkeypatch, lambda depth: [])
     capsys.readouterr()
+    assert main(["--config", str(project), "gate"]) == 0
+    out = capsys.readouterr().out
+    assert "[newly failing] q2 " in out and "GATE PASSED" in out
+    monkeypatch.setitem(globals(), "TARGET", "SSO")  # q1, must-pass
     assert main(["--config", str(project), "gate"]) == 3
     out = capsys.readouterr().out
-    assert "q2" in out and "GATE FAILED" in out
+    assert "[must-pass, newly failing] q1 " in out and "GATE FAILED" in out
 
 
 def test_gate_never_passes_when_no_question_was_evaluated(
@@ -137,7 +143,9 @@ def test_gate_never_passes_when_no_question_was_evaluated(
         golden=[{"id": "u1", "question": "Is there a fax line?", "relevant": {}, "answerable": False}],
     )
     capsys.readouterr()
-    assert main(["--config", str(project), "gate"]) == 2
+    assert main(["--config", str(project), "gate"]) == 2  # the golden set changed: refused first
+    assert "golden sha256" in capsys.readouterr().err
+    assert main(["--config", str(project), "gate", "--accept-changed-data"]) == 2
     err = capsys.readouterr().err
     assert "golden.jsonl" in err and "nothing can be evaluated" in err
     assert not (project.parent / "build").exists()

@@ -1,5 +1,5 @@
-"""gate.compare(): the four rules (floor, regression, newly failing, must-pass), on small
-hand-built reports in the report format, plus one real evaluate-vs-evaluate comparison."""
+"""gate.compare(): the rules (floor, significant regression, newly failing, must-pass), on
+small hand-built reports in the report format, plus one real evaluate-vs-evaluate comparison."""
 
 from __future__ import annotations
 
@@ -39,8 +39,9 @@ def row(
     *,
     must_pass: bool = False,
     retrieved: tuple[str, ...] = ("doc-a",),
+    mrr: float | None = None,
 ) -> dict[str, Any]:
-    """One question row; its only relevant document is doc-a (grade 3)."""
+    """One question row; its only relevant document is doc-a (grade 3). mrr defaults to recall."""
     top = list(retrieved[:5])
     return {
         "id": qid,
@@ -52,7 +53,9 @@ def row(
         "retrieved": [[doc_id, 1.0 / rank] for rank, doc_id in enumerate(retrieved, start=1)],
         "found": [d for d in top if d == "doc-a"] if recall is not None else [],
         "missing": [],
-        "metrics": None if recall is None else {"recall@5": recall, "mrr": recall, "hit@5": recall},
+        "metrics": None
+        if recall is None
+        else {"recall@5": recall, "mrr": recall if mrr is None else mrr, "hit@5": recall},
         "checks": None,
     }
 
@@ -101,12 +104,30 @@ def test_aggregate_at_its_floor_passes(recall: float) -> None:
     assert compare(report(at), report(at), gate_settings(floors={"recall@5": 0.8}), BASELINE_PATH).passed
 
 
-def test_drop_beyond_tolerance_is_a_regression() -> None:
-    """mrr 0.90 -> 0.85: a drop of 0.05 > tolerance 0.02 fails."""
-    now = {**GOOD, "mrr": 0.85}
-    result = compare(report(now), report(GOOD), gate_settings(), BASELINE_PATH)
+def test_significant_drop_beyond_tolerance_is_a_regression() -> None:
+    """12 questions; 8 of them move their relevant document from rank 1 to rank 2, so mrr
+    1.000 -> 0.667 (drop 0.333 > tolerance 0.02). Exact sign-flip p = 2 / 2**8 = 0.0078, Holm
+    over the two gated metrics (recall@5 unchanged, p = 1) gives 0.0156 <= alpha 0.05."""
+    before = [row(f"q{i}") for i in range(12)]
+    after = [row(f"q{i}", 1.0, mrr=0.5 if i < 8 else 1.0, retrieved=("doc-x", "doc-a")) for i in range(12)]
+    now = {**GOOD, "mrr": 2 / 3}
+    result = compare(report(now, *after), report(GOOD, *before), gate_settings(), BASELINE_PATH)
     assert kinds(result) == [("regression", "mrr")]
-    assert "0.900 -> 0.850" in result.failures[0].message
+    message = result.failures[0].message
+    assert "1.000 -> 0.667" in message and "p=0.0078, Holm p=0.0156" in message
+    (test,) = [t for t in result.comparison.tests if t.metric == "mrr"]
+    assert test.ci_high < 0  # the whole interval is a drop
+    assert "FAIL" in format_result(result, 0.02)
+
+
+def test_drop_beyond_tolerance_that_is_not_significant_passes_with_a_note() -> None:
+    """The same rank-1 -> rank-2 move on 2 of 12 questions: mrr drops 0.083 (> tolerance) but
+    p = 2 / 2**2 = 0.5: noise as far as 12 questions can tell. The gate passes and says so."""
+    before = [row(f"q{i}") for i in range(12)]
+    after = [row(f"q{i}", 1.0, mrr=0.5 if i < 2 else 1.0, retrieved=("doc-x", "doc-a")) for i in range(12)]
+    result = compare(report(GOOD, *after), report(GOOD, *before), gate_settings(), BASELINE_PATH)
+    assert result.passed
+    assert any(note.startswith("not significant") and "p=0.5000" in note for note in result.notes)
 
 
 @pytest.mark.parametrize("mrr", [0.89, 0.88, 0.95])
@@ -133,8 +154,11 @@ def test_question_that_newly_fails_a_check_is_named_with_before_and_after() -> N
     assert "recall@5 1.000 -> 0.000 (passes at >= 1)" in failure.message
     assert "relevant doc-a (grade 3): rank 1 -> not retrieved" in failure.details
     assert "top 5 now: doc-x doc-y" in failure.details
+    # One flipped question is listed for review but is not, on its own, a failure.
+    assert not failure.blocking and result.passed
     text = format_result(result, 0.02)
-    assert "GATE FAILED: 1 problem(s)" in text and "[newly failing] q2" in text
+    assert "1 newly failing question(s), not a failure on their own" in text
+    assert "[newly failing] q2" in text and "GATE PASSED" in text
 
 
 def test_question_that_already_failed_in_the_baseline_is_not_newly_failing() -> None:
@@ -188,9 +212,10 @@ def test_unanswerable_questions_are_not_checked() -> None:
 
 
 def test_broken_tokenizer_fails_the_gate_against_a_real_baseline(tmp_path: Path) -> None:
-    """min_length = 4 on the tiny project: q1-q3 newly fail (q1 also must-pass), hit@5 falls
-    to 0.25 below its 0.5 floor, and recall@5 0.875 -> 0.125, hit@5 1.0 -> 0.25 and mrr
-    (q1-q3 lose 1.0 each) are regressions. q4 is unchanged and not named."""
+    """min_length = 4 on the tiny project: q1-q3 newly fail (q1 also must-pass, which fails
+    the gate) and hit@5 falls to 0.25 below its 0.5 floor. recall@5 0.875 -> 0.125 is far
+    beyond the tolerance but 3 questions cannot make it significant (exact p = 2 / 2**3 =
+    0.25): a note, not a regression. q4 is unchanged and not named."""
     config_path = write_project(tmp_path)
     baseline = evaluate(load_config(config_path))
     set_min_length(config_path, 4)
@@ -198,10 +223,10 @@ def test_broken_tokenizer_fails_the_gate_against_a_real_baseline(tmp_path: Path)
     result = compare(evaluate(config), baseline, config.gate, BASELINE_PATH)
     assert set(kinds(result)) == {
         ("floor", "hit@5"),
-        ("regression", "recall@5"),
-        ("regression", "hit@5"),
-        ("regression", "mrr"),
         ("must-pass, newly failing", "q1"),
         ("newly failing", "q2"),
         ("newly failing", "q3"),
     }
+    assert not result.passed
+    assert {failure.subject for failure in result.problems} == {"hit@5", "q1"}
+    assert any("recall@5 dropped 0.875 -> 0.125" in note and "p=0.2500" in note for note in result.notes)

@@ -15,11 +15,18 @@ from pathlib import Path
 
 from .compare import run_compare
 from .config import DEFAULT_PATH, Config, load_config
+from .data import load_corpus, load_golden
 from .errors import EvalInputError, ExitCode
 from .evaluate import evaluate
 from .export import export_qrels, export_run
+from .files import write_atomic
 from .gate import compare, format_result
+from .holdout import evaluate_holdout, format_holdout
+from .html_report import html_report
+from .receipt import check_same_data
 from .report import format_table, read_report, write_report
+from .significance import check_slice_tags
+from .summary import markdown_summary, write_summary
 
 
 def _relative(path: Path) -> str:
@@ -47,18 +54,32 @@ def run_baseline(config: Config) -> ExitCode:
     return ExitCode.OK
 
 
-def run_gate(config: Config, baseline_path: Path | None) -> ExitCode:
+def run_gate(config: Config, baseline_path: Path | None, accept_changed_data: bool = False) -> ExitCode:
     baseline_path = baseline_path or config.baseline
     baseline = read_report(baseline_path)  # fail fast, before the evaluation runs
+    # A malformed line or a slice floor on a missing tag first: each names its line.
+    check_slice_tags(config, load_golden(config.golden, load_corpus(config.corpus)))
+    data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     report = evaluate(config)
-    result = compare(report, baseline, config.gate, baseline_path)  # may refuse: exit 2, nothing written
+    holdout = evaluate_holdout(config, report)
+    # may refuse: exit 2, nothing written
+    result = compare(report, baseline, config.gate, baseline_path, config.stats)
+    result.notes[:0] = data_notes
+    report["comparison"] = result.to_dict()
+    if holdout is not None:
+        report["holdout"] = holdout
     write_report(config.report, report)
+    summary = write_summary(markdown_summary(report), config.summary)
+    write_atomic(config.html, html_report(report, baseline))
     counts = report["counts"]
     print(
         f"Gate: {counts['evaluated']} of {counts['questions']} questions evaluated "
         f"({counts['left_out']} unanswerable left out); baseline {_relative(baseline_path)}; "
         f"report {_relative(config.report)}"
     )
+    if holdout is not None:
+        print(format_holdout(holdout, report))
+    print(f"summary: {_relative(summary)}; HTML report: {_relative(config.html)}")
     print(format_result(result, config.gate.tolerance))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION
 
@@ -79,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("baseline", help="evaluate and overwrite the committed baseline report")
     gate = commands.add_parser("gate", help="evaluate and compare with the baseline; exit 3 on regression")
     gate.add_argument("--baseline", type=Path, help="baseline report (default: [data] baseline)")
+    gate.add_argument(
+        "--accept-changed-data",
+        action="store_true",
+        help="compare even though the corpus or golden set differs from the baseline's (see its receipt)",
+    )
     add_interop_commands(commands)
     return parser
 
@@ -135,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_eval(config, args.report, args.quiet)
         if args.command == "baseline":
             return run_baseline(config)
-        return run_gate(config, args.baseline)
+        return run_gate(config, args.baseline, args.accept_changed_data)
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.INVALID_INPUT

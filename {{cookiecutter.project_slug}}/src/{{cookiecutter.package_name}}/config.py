@@ -10,7 +10,7 @@ import difflib
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,12 @@ from .tokens import STOPWORD_LISTS, TokenizerSettings
 DEFAULT_PATH = Path("eval.toml")
 
 _SCHEMA: dict[str, set[str]] = {
-    "data": {"corpus", "golden", "baseline", "report"},
+    "data": {"corpus", "golden", "baseline", "report", "holdout", "summary", "html"},
     "retrieval": {"k", "depth", "metrics"},
     "tokenizer": {"lowercase", "pattern", "min_length", "stopwords"},
     "retriever": set(),  # free-form: passed to the retriever as options
-    "gate": {"metrics", "tolerance", "floors", "checks"},
+    "gate": {"metrics", "tolerance", "floors", "checks", "slices"},
+    "stats": {"alpha", "confidence", "resamples", "exact_limit", "seed", "min_slice_size"},
 }
 
 
@@ -35,6 +36,19 @@ class GateSettings:
     tolerance: float  # allowed drop below the baseline before the gate fails
     floors: dict[Metric, float]  # aggregates must never fall below these
     checks: dict[Metric, float]  # a question passes a check when its value >= threshold
+    slice_floors: dict[str, dict[Metric, float]] = field(default_factory=dict)  # per tag
+
+
+@dataclass(frozen=True)
+class StatsSettings:
+    """How the gate tells a real change from noise ([stats] in eval.toml; see stats.py)."""
+
+    alpha: float = 0.05  # a drop is significant when its Holm-adjusted p <= alpha
+    confidence: float = 0.95  # of the bootstrap interval of each mean delta
+    resamples: int = 10000  # bootstrap resamples, and sign patterns when not enumerated
+    exact_limit: int = 16  # enumerate all 2**m sign patterns up to this many changed questions
+    seed: int = 20240601  # same seed, same numbers
+    min_slice_size: int = 5  # smaller slices get a warning and no significance test
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,10 @@ class Config:
     tokenizer: TokenizerSettings
     retriever: dict[str, Any]  # the [retriever] table, passed to build_retriever as options
     gate: GateSettings
+    stats: StatsSettings = StatsSettings()
+    holdout: Path | None = None  # optional hidden split: only `gate` evaluates it
+    summary: Path = Path("build/summary.md")  # markdown summary (or $GITHUB_STEP_SUMMARY)
+    html: Path = Path("build/report.html")  # self-contained HTML report
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape the numbers, as recorded in every report."""
@@ -58,6 +76,7 @@ class Config:
             "depth": self.depth,
             "metrics": [str(m) for m in self.metrics],
             "tokenizer": vars(self.tokenizer).copy(),
+            "stats": vars(self.stats).copy(),
         }
 
 
@@ -211,15 +230,26 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         read.metric(name, "gate.checks"): read.number(v, f"gate.checks.{name}", 0, 1)
         for name, v in checks_table.items()
     }
+    slices_table = read.table(gate, "gate.slices")
+    slice_floors = {
+        str(tag): {
+            read.metric(name, f"gate.slices.{tag}"): read.number(v, f"gate.slices.{tag}.{name}", 0, 1)
+            for name, v in read.table(slices_table, f"gate.slices.{tag}").items()
+        }
+        for tag in slices_table
+    }
     settings = GateSettings(
         metrics=gate_metrics,
         tolerance=read.number(gate.get("tolerance", 0.02), "gate.tolerance", 0, 1),
         floors=floors,
         checks=checks,
+        slice_floors=slice_floors,
     )
+    stats = _stats_settings(read, tables["stats"])
 
     # Everything the gate needs is computed, even when not listed in [retrieval] metrics.
-    every = list(dict.fromkeys([*reported, *gate_metrics, *floors, *checks]))
+    sliced = [metric for table in slice_floors.values() for metric in table]
+    every = list(dict.fromkeys([*reported, *gate_metrics, *floors, *checks, *sliced]))
     for metric in every:
         if metric.k is not None and metric.k > depth:
             raise read.fail(
@@ -239,4 +269,28 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         tokenizer=tokenizer,
         retriever=dict(tables["retriever"]),
         gate=settings,
+        stats=stats,
+        holdout=read.path_setting(files, "holdout", "evals/holdout.jsonl") if "holdout" in files else None,
+        summary=read.path_setting(files, "summary", "build/summary.md"),
+        html=read.path_setting(files, "html", "build/report.html"),
+    )
+
+
+def _stats_settings(read: _Reader, table: dict) -> StatsSettings:
+    default = StatsSettings()
+    alpha = read.number(table.get("alpha", default.alpha), "stats.alpha", 0, 1)
+    confidence = read.number(table.get("confidence", default.confidence), "stats.confidence", 0, 1)
+    if not 0 < alpha < 1 or not 0 < confidence < 1:
+        key = "stats.alpha" if not 0 < alpha < 1 else "stats.confidence"
+        raise read.fail(key, "must be strictly between 0 and 1", "e.g. alpha = 0.05, confidence = 0.95")
+    exact_limit = read.integer(table, "stats", "exact_limit", default.exact_limit, 0)
+    if exact_limit > 20:  # 2**20 sign patterns is about the most a laptop enumerates quickly
+        raise read.fail("stats.exact_limit", f"{exact_limit} is too many to enumerate", "use 20 or fewer")
+    return StatsSettings(
+        alpha=alpha,
+        confidence=confidence,
+        resamples=read.integer(table, "stats", "resamples", default.resamples, 100),
+        exact_limit=exact_limit,
+        seed=read.integer(table, "stats", "seed", default.seed, 0),
+        min_slice_size=read.integer(table, "stats", "min_slice_size", default.min_slice_size, 1),
     )

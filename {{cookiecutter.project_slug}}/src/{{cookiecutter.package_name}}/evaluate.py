@@ -6,6 +6,9 @@ Report layout (written by report.py, read back by the gate):
              documents, so they are left out of every retrieval average)
   aggregate  {metric: mean over evaluated questions}
   slices     {tag: {questions, evaluated, metrics}}
+  receipt    sha256 of corpus, golden set and config; git commit; judge; versions; seed; k
+  comparison (written by `gate` only) delta, CI, p per metric and tag; failures; notes
+  holdout    (written by `gate` only, when configured) holdout aggregate and dev - holdout gap
   questions  one row per question: retrieved [[id, score], ...], found and missing
              relevant ids within the top k, metrics and per-question checks
 """
@@ -20,6 +23,7 @@ from .config import Config
 from .data import Question, load_corpus, load_golden
 from .errors import EvalInputError
 from .ranking import Hit, RetrieverOutputError, check_hits
+from .receipt import build_receipt
 from .retriever import build_retriever
 from .retrievers import OptionsError
 from .tokens import make_tokenizer
@@ -115,12 +119,14 @@ def evaluate(config: Config) -> dict[str, Any]:
             "evaluated": sum(1 for row in members if row["metrics"] is not None),
             "metrics": _means(members, config),
         }
+    settings = {**config.settings(), "retriever": _retriever_settings(retriever, config)}
     return {
         "format": FORMAT,
         "version": VERSION,
-        "settings": {**config.settings(), "retriever": _retriever_settings(retriever, config)},
+        "settings": settings,
         "counts": {"questions": len(rows), "evaluated": evaluated, "left_out": len(rows) - evaluated},
         "aggregate": _means(rows, config),
         "slices": slices,
+        "receipt": build_receipt(config, settings),
         "questions": rows,
     }

@@ -1,23 +1,29 @@
 """Compare a fresh report with the committed baseline and decide whether quality held.
 
 The gate fails (exit 3) when
-  (a) floor:         an aggregate metric is below its absolute floor ([gate.floors]);
-  (b) regression:    a gated aggregate dropped more than `tolerance` below the baseline;
-  (c) newly failing: a question fails a per-question check ([gate.checks]: passes when its
-                     value >= the threshold) that it passed in the baseline;
-  (d) must-pass:     a must-pass question retrieves no relevant document in the top k,
+  (a) floor:         an aggregate metric is below its absolute floor ([gate.floors]), or a
+                     tag's mean is below its slice floor ([gate.slices]);
+  (b) regression:    a gated mean, overall or for a tag, dropped more than `tolerance` below
+                     the baseline AND the drop is significant: paired sign-flip test on the
+                     per-question deltas, Holm-corrected across metrics and slices, p <= alpha
+                     (see significance.py). A drop that is not significant is a note;
+  (c) must-pass:     a must-pass question retrieves no relevant document in the top k,
                      whatever the baseline says.
+It lists, without failing on them alone, newly failing questions: a question that fails a
+per-question check ([gate.checks]: passes when its value >= the threshold) it passed in the
+baseline. One flipped question is noise until it is part of a significant drop.
 It refuses to compare (exit 2) when the baseline lacks a metric the gate needs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import GateSettings
+from .config import GateSettings, StatsSettings
 from .errors import EvalInputError
+from .significance import OVERALL, Comparison, compare_paired
 
 # Floating-point slack, so that identical numbers computed in another order never fail.
 EPSILON = 1e-9
@@ -29,6 +35,7 @@ class Failure:
     subject: str  # a metric name, or a question id
     message: str
     details: tuple[str, ...] = ()
+    blocking: bool = True  # False: listed for review, does not fail the gate on its own
 
 
 @dataclass
@@ -36,10 +43,25 @@ class GateResult:
     summary: list[tuple[str, float | None, float, float | None]]  # metric, baseline, now, floor
     failures: list[Failure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    comparison: Comparison | None = None  # delta, CI and p per metric and slice
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.problems
+
+    @property
+    def problems(self) -> list[Failure]:
+        """The failures that fail the gate."""
+        return [failure for failure in self.failures if failure.blocking]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready verdict, stored under "comparison" in the report the gate writes."""
+        return {
+            "passed": self.passed,
+            **(self.comparison.to_dict() if self.comparison else {}),
+            "failures": [asdict(failure) for failure in self.failures],
+            "notes": list(self.notes),
+        }
 
 
 def _rank(row: dict[str, Any], doc_id: str) -> int | None:
@@ -66,9 +88,13 @@ def _why(row: dict[str, Any], before: dict[str, Any] | None, k: int) -> tuple[st
 
 
 def compare(
-    report: dict[str, Any], baseline: dict[str, Any], gate: GateSettings, baseline_path: Path
+    report: dict[str, Any],
+    baseline: dict[str, Any],
+    gate: GateSettings,
+    baseline_path: Path,
+    stats: StatsSettings | None = None,
 ) -> GateResult:
-    """Apply the gate's four rules to `report` against `baseline`."""
+    """Apply the gate's rules to `report` against `baseline` (`stats`: default [stats])."""
     needed = [str(m) for m in gate.metrics]
     missing = [name for name in needed if name not in (baseline.get("aggregate") or {})]
     if missing:
@@ -87,19 +113,43 @@ def compare(
             result.failures.append(
                 Failure("floor", name, f"{name} = {now[name]:.3f} is below its floor {floor:.3f}")
             )
-    for name in needed:
-        drop = before[name] - now[name]
-        if drop > gate.tolerance + EPSILON:
-            result.failures.append(
-                Failure(
-                    "regression",
-                    name,
-                    f"{name} dropped {before[name]:.3f} -> {now[name]:.3f} "
-                    f"(-{drop:.3f}; tolerance {gate.tolerance:.3f})",
+    for tag, tag_floors in gate.slice_floors.items():
+        piece = report["slices"].get(tag) or {}
+        for metric, floor in tag_floors.items():
+            value = (piece.get("metrics") or {}).get(str(metric))
+            if value is None:
+                result.notes.append(f"slice floor for tag {tag!r}: no evaluated question has that tag")
+            elif value < floor - EPSILON:
+                result.failures.append(
+                    Failure(
+                        "floor",
+                        f"{metric} [{tag}]",
+                        f"{metric} = {value:.3f} on tag {tag!r} "
+                        f"({piece['evaluated']} questions) is below its slice floor {floor:.3f}",
+                    )
                 )
-            )
 
     old_rows = {row["id"]: row for row in baseline["questions"] if isinstance(row, dict) and "id" in row}
+    for old in old_rows.values():
+        if old.get("metrics") is not None and any(name not in old["metrics"] for name in needed):
+            raise EvalInputError(
+                baseline_path,
+                f"question {old['id']!r} lacks a gated metric in the baseline",
+                "remake it with `nox -s baseline` and commit it",
+            )
+    result.comparison = compare_paired(report, baseline, needed, gate.tolerance, stats or StatsSettings())
+    for test in result.comparison.tests:
+        where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
+        numbers = (
+            f"{test.metric}{where} dropped {test.baseline:.3f} -> {test.now:.3f} "
+            f"({test.delta:+.3f}, {_ci(test)}; n={test.n}; p={_p(test.p)}, Holm p={_p(test.p_holm)}; "
+            f"tolerance {gate.tolerance:.3f}, alpha {result.comparison.alpha:g})"
+        )
+        subject = test.metric if test.scope == OVERALL else f"{test.metric} [{test.scope}]"
+        if test.regression:
+            result.failures.append(Failure("regression", subject, numbers))
+        elif test.delta < 0 and -test.delta > gate.tolerance + EPSILON and test.scope == OVERALL:
+            result.notes.append(f"not significant, so not a regression: {numbers}")
     k = report["settings"]["k"]
     for row in report["questions"]:
         if row["metrics"] is None:
@@ -127,9 +177,9 @@ def compare(
                 reasons += broken
         if reasons:
             label = f'{row["id"]} "{row["question"]}"'
-            result.failures.append(
-                Failure(", ".join(kinds), row["id"], f"{label}: " + "; ".join(reasons), _why(row, old, k))
-            )
+            message = f"{label}: " + "; ".join(reasons)
+            blocking = "must-pass" in kinds
+            result.failures.append(Failure(", ".join(kinds), row["id"], message, _why(row, old, k), blocking))
 
     added = [row["id"] for row in report["questions"] if row["id"] not in old_rows]
     removed = sorted(set(old_rows) - {row["id"] for row in report["questions"]})
@@ -144,23 +194,80 @@ def compare(
     return result
 
 
+def _ci(test: Any) -> str:
+    return f"CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
 def format_result(result: GateResult, tolerance: float) -> str:
-    lines = [f"  {'metric':<12} {'baseline':>9} {'now':>7} {'delta':>7} {'floor':>6}"]
-    failing = {f.subject for f in result.failures if f.kind in ("floor", "regression")}
+    """What `gate` prints: per-metric delta, CI and p; slices; notes; the verdict and why."""
+    comparison = result.comparison
+    tests = {(t.scope, t.metric): t for t in comparison.tests} if comparison else {}
+    header = (
+        f"{'metric':<12} {'baseline':>9} {'now':>7} {'delta':>7} {'CI of delta':>17} {'p':>7} {'Holm p':>7}"
+    )
+    lines = [f"  {header} {'floor':>6}"]
+    failing = {f.subject for f in result.problems if f.kind in ("floor", "regression")}
     for name, was, value, floor in result.summary:
+        test = tests.get((OVERALL, name))
         delta = "" if was is None else f"{value - was:+7.3f}"
+        ci = f"[{test.ci_low:+.3f}, {test.ci_high:+.3f}]" if test else ""
+        p_raw, p_holm = (_p(test.p), _p(test.p_holm)) if test else ("", "")
         was_text = "-" if was is None else f"{was:.3f}"
         floor_text = "-" if floor is None else f"{floor:.3f}"
         mark = "FAIL" if name in failing else "ok"
-        lines.append(f"  {name:<12} {was_text:>9} {value:7.3f} {delta:>7} {floor_text:>6}  {mark}")
-    lines.append(f"  (an aggregate may drop at most {tolerance:.3f} below the baseline)")
+        lines.append(
+            f"  {name:<12} {was_text:>9} {value:7.3f} {delta:>7} {ci:>17} {p_raw:>7} {p_holm:>7} "
+            f"{floor_text:>6}  {mark}"
+        )
+    if comparison:
+        tested = sum(1 for t in comparison.tests if t.p_holm is not None)
+        lines.append(
+            f"  (regression = a drop of more than {tolerance:.3f} that is significant: paired sign-flip "
+            f"test, Holm p <= {comparison.alpha:g} across {tested} tests of metrics and slices)"
+        )
+        lines += _slice_lines(comparison)
+        lines += [f"warning: {warning}" for warning in comparison.warnings]
     for note in result.notes:
         lines.append(f"note: {note}")
+    listed = [failure for failure in result.failures if not failure.blocking]
+    if listed:
+        lines.append(f"{len(listed)} newly failing question(s), not a failure on their own:")
+        for failure in listed:
+            lines.append(f"  [{failure.kind}] {failure.message}")
+            lines.extend(f"      {detail}" for detail in failure.details)
     if result.passed:
         lines.append("GATE PASSED")
         return "\n".join(lines)
-    lines.append(f"GATE FAILED: {len(result.failures)} problem(s)")
-    for failure in result.failures:
+    lines.append(f"GATE FAILED: {len(result.problems)} problem(s)")
+    for failure in result.problems:
         lines.append(f"  [{failure.kind}] {failure.message}")
         lines.extend(f"      {detail}" for detail in failure.details)
     return "\n".join(lines)
+
+
+def _slice_lines(comparison: Comparison) -> list[str]:
+    """Per tag: n and, per gated metric, the delta and its Holm p ('*' = significant)."""
+    scopes = list(dict.fromkeys(t.scope for t in comparison.tests if t.scope != OVERALL))
+    if not scopes:
+        return []
+    metrics = list(dict.fromkeys(t.metric for t in comparison.tests))
+    tests = {(t.scope, t.metric): t for t in comparison.tests}
+    width = max(len(scope) for scope in [*scopes, "tag"])
+    lines = [
+        "  Slices: delta (Holm p; * significant, - too small to test)",
+        f"  {'tag':{width}} {'n':>4}  " + " ".join(f"{m:>18}" for m in metrics),
+    ]
+    for scope in scopes:
+        cells = []
+        for metric in metrics:
+            test = tests[(scope, metric)]
+            star = "*" if test.significant else " "
+            cells.append(f"{test.delta:+.3f} ({_p(test.p_holm)}){star}".rjust(18))
+        lines.append(f"  {scope:{width}} {tests[(scope, metrics[0])].n:>4}  " + " ".join(cells))
+    return lines

@@ -116,4 +116,11 @@ def format_table(report: dict[str, Any]) -> str:
             f"{_number(piece['metrics'][n] if piece['metrics'] else None):>{max(6, len(n))}}" for n in names
         )
         lines.append(f"  {tag:{tag_width}} {piece['evaluated']:>4}  {values}")
+    minimum = settings.get("stats", {}).get("min_slice_size", 0)
+    small = [tag for tag, piece in report["slices"].items() if 0 < piece["evaluated"] < minimum]
+    if small:
+        lines.append(
+            f"warning: fewer than min_slice_size = {minimum} evaluated questions in "
+            f"{', '.join(small)}: too few to tell a change from noise (the gate does not test them)"
+        )
     return "\n".join(lines)
