@@ -1,6 +1,9 @@
 """Command line: `eval`, `baseline`, `gate` and `calibrate` (the judge against human labels).
 The nox sessions are thin wrappers over it.
 
+Also `compare` (accept or reject a candidate run against a baseline run on given qrels, any
+system's TREC or JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.).
+
 Exit codes: 0 success (gate passed), 2 invalid input or a baseline that cannot be compared,
 3 quality regression (gate failed).
 """
@@ -12,10 +15,12 @@ import sys
 from pathlib import Path
 
 from .calibration import calibrate, format_calibration
+from .compare import run_compare
 from .config import DEFAULT_PATH, Config, load_config
 from .data import load_corpus, load_golden
 from .errors import EvalInputError, ExitCode
 from .evaluate import evaluate
+from .export import export_qrels, export_run
 from .files import write_atomic
 from .gate import compare, format_result
 from .generation import cache_line
@@ -110,13 +115,58 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare even though the corpus or golden set differs from the baseline's (see its receipt)",
     )
     commands.add_parser("calibrate", help="score the judge against the human labels ([judge] labels)")
+    add_interop_commands(commands)
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def add_interop_commands(commands: argparse._SubParsersAction) -> None:
+    """`compare`, `export-qrels`, `export-run`: TREC / JSON files in and out (see trec.py)."""
+    cmp = commands.add_parser(
+        "compare",
+        help="accept (exit 0) or reject (exit 3) a candidate run against a baseline run; needs no eval.toml",
+    )
+    cmp.add_argument(
+        "--qrels", type=Path, required=True, help="TREC qrels or JSON {qid: [ids] | {id: grade}}"
+    )
+    cmp.add_argument(
+        "--runs", type=Path, nargs="+", required=True, help="TREC runs or JSON files holding both runs"
+    )
+    cmp.add_argument("--baseline", required=True, help="name of the baseline run (TREC tag or JSON key)")
+    cmp.add_argument("--candidate", required=True, help="name of the candidate run")
+    cmp.add_argument("--must-pass", nargs="+", default=[], metavar="QID", help="queries that must hit")
+    cmp.add_argument("--k", type=_positive, required=True, help="cutoff: how many results count")
+    cmp.add_argument("--output", type=Path, help="also write the verdict as JSON here")
+    qrels = commands.add_parser("export-qrels", help="write the golden set as TREC qrels (.json: JSON)")
+    qrels.add_argument("output", type=Path)
+    run = commands.add_parser("export-run", help="evaluate and write the retriever's output as a TREC run")
+    run.add_argument("output", type=Path, help="TREC run file (.json: JSON {qid: {docid: score}})")
+    run.add_argument("--tag", default="{{ cookiecutter.package_name }}", help="run name (last TREC column)")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "compare":  # needs only the files it is given, no eval.toml
+            return run_compare(
+                args.qrels, args.runs, args.baseline, args.candidate, args.k, args.must_pass, args.output
+            )
         config = load_config(args.config)
+        if args.command == "export-qrels":
+            print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
+            return ExitCode.OK
+        if args.command == "export-run":
+            for qid in export_run(config, args.output, args.tag):
+                print(
+                    f"warning: {qid}: tied scores not in trec_eval's order; other tools rank them otherwise"
+                )
+            print(f"wrote run {args.tag!r} to {args.output}")
+            return ExitCode.OK
         if args.command == "eval":
             return run_eval(config, args.report, args.quiet)
         if args.command == "baseline":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -28,12 +28,21 @@ class RetrieverOutputError(Exception):
     """The retriever returned something that cannot be a ranking."""
 
 
+def trec_order(hits: Iterable[Hit]) -> list[Hit]:
+    """Hits in the order trec_eval ranks them: score descending, then document id descending.
+
+    trec_eval ignores a run's rank column and sorts by score, breaking ties by comparing
+    document ids (descending); every scored run we read or write is ordered by this rule.
+    """
+    return sorted(hits, key=lambda hit: (hit.score, hit.doc_id), reverse=True)
+
+
 def top_hits(scores: np.ndarray, doc_ids: Sequence[str], tiebreak: np.ndarray, depth: int) -> list[Hit]:
     """The `depth` best documents with a positive score, best first.
 
-    Ties are broken as trec_eval breaks them (document id, descending), so an exported run
-    ranks the same in trec_eval as here. `tiebreak[i]` is document i's position in
-    ascending id order, from `ascending_id_rank`.
+    Ties are broken as `trec_order` breaks them (document id, descending), so an exported
+    run ranks the same in trec_eval as here; this is its vectorised form for whole corpora.
+    `tiebreak[i]` is document i's position in ascending id order, from `ascending_id_rank`.
     """
     candidates = np.flatnonzero(scores > 0)
     if len(candidates) > depth:
