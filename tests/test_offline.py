@@ -8,10 +8,12 @@ that environment (nox, and the project's command inside each session) loads it.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,9 +45,51 @@ for _name in ("create_connection", "getaddrinfo", "gethostbyname", "gethostbynam
 _log(f"loaded {sys.orig_argv!r}")
 '''
 
-# One entry per configuration that must run offline: (bake answers, extra environment).
-# The judge issue adds its `nli` choice here, with the local model path it needs.
-VARIANTS = [pytest.param((), {}, id="default")]
+# A tiny NLI cross-encoder saved to a local folder: no NLI weights can be downloaded here,
+# and the point is that a local model path needs no network. Run by the session's own Python.
+TINY_NLI_MODEL = """
+import sys, torch, transformers
+folder = sys.argv[1]
+vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "refund", "days", "plan"]
+open(folder + "/vocab.txt", "w").write("\\n".join(vocab) + "\\n")
+labels = {0: "contradiction", 1: "entailment", 2: "neutral"}
+config = transformers.BertConfig(
+    vocab_size=len(vocab), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+    intermediate_size=8, num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()},
+)
+model = transformers.BertForSequenceClassification(config)
+with torch.no_grad():  # say "entailment" for every pair, so the demo's verbatim answers pass
+    model.classifier.weight.zero_()
+    model.classifier.bias.copy_(torch.tensor([0.0, 6.0, 0.0]))
+model.save_pretrained(folder)
+transformers.BertTokenizerFast(vocab_file=folder + "/vocab.txt").save_pretrained(folder)
+"""
+
+
+def use_local_nli_model(project: Path, tmp_path: Path) -> None:
+    """Save the tiny model with the session's Python and point [judge] model at it."""
+    folder = tmp_path / "nli-model"
+    folder.mkdir()
+    python = str(next((project / ".nox").glob("eval*/bin/python")))
+    made = subprocess.run(
+        [python, "-c", TINY_NLI_MODEL, str(folder)], capture_output=True, text=True, env=ENV
+    )
+    assert made.returncode == 0, made.stderr
+    config = project / "eval.toml"
+    text = config.read_text(encoding="utf-8")
+    assert 'model = "cross-encoder/nli-deberta-v3-small"' in text
+    config.write_text(
+        text.replace('"cross-encoder/nli-deberta-v3-small"', json.dumps(str(folder))), encoding="utf-8"
+    )
+
+
+# One entry per configuration that must run offline: (bake answers, preparation after install).
+# With the nli judge a baseline is made offline first: the shipped one was made by the lexical
+# judge, and the gate refuses to compare across judges.
+VARIANTS = [
+    pytest.param((), None, id="default"),
+    pytest.param(("judge=nli",), use_local_nli_model, id="nli-local-model"),
+]
 
 
 def listening_server() -> tuple[socket.socket, int]:
@@ -60,19 +104,22 @@ def listening_server() -> tuple[socket.socket, int]:
 CONNECT = "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5).close()"
 
 
-@pytest.mark.parametrize(("answers", "extra_env"), VARIANTS)
+@pytest.mark.parametrize(("answers", "prepare"), VARIANTS)
 def test_eval_and_gate_pass_with_the_network_blocked(
-    tmp_path: Path, answers: tuple[str, ...], extra_env: dict[str, str]
+    tmp_path: Path, answers: tuple[str, ...], prepare: Callable[[Path, Path], None] | None
 ) -> None:
     project = bake(tmp_path / "bake", *answers)
-    installed = nox(project, "eval", "gate", "--install-only")
+    sessions = ["eval", "gate"] if prepare is None else ["baseline", "eval", "gate"]
+    installed = nox(project, *sessions, "--install-only")
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    if prepare is not None:
+        prepare(project, tmp_path)
 
     blocker = tmp_path / "blocker"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
     log = tmp_path / "network.log"
-    offline = {**ENV, **extra_env, "PYTHONPATH": str(blocker), "NETWORK_BLOCK_LOG": str(log)}
+    offline = {**ENV, "PYTHONPATH": str(blocker), "NETWORK_BLOCK_LOG": str(log)}
 
     # The blocker blocks: the session's Python reaches a local server normally, not with it.
     python = str(next((project / ".nox").glob("eval*/bin/python")))
@@ -86,15 +133,13 @@ def test_eval_and_gate_pass_with_the_network_blocked(
     assert blocked.returncode != 0 and "network access is blocked" in blocked.stderr
     log.unlink()
 
-    # Offline, without reinstalling (-R): both sessions pass, and nothing even tried the network.
-    command = [sys.executable, "-m", "nox", "--non-interactive", "-R", "-s", "eval", "gate"]
+    # Offline, without reinstalling (-R): every session passes, and nothing even tried the network.
+    command = [sys.executable, "-m", "nox", "--non-interactive", "-R", "-s", *sessions]
     result = subprocess.run(command, cwd=project, capture_output=True, text=True, env=offline, check=False)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "GATE PASSED" in result.stdout
     lines = log.read_text(encoding="utf-8").splitlines()
     package = package_of(project)
     commands = [line for line in lines if line.startswith("loaded") and f"/{package}'" in line]
-    assert len(commands) == 2, (
-        f"the blocker must be loaded by `{package} eval` and `{package} gate`:\n{lines}"
-    )
+    assert len(commands) == len(sessions), f"the blocker must be loaded by each `{package}` command:\n{lines}"
     assert not [line for line in lines if line.startswith("refused")], lines
