@@ -73,10 +73,13 @@ def test_scored_run_ranks_as_trec_eval(batch: list[tuple[dict[str, float], dict[
     run = {f"q{i}": scores for i, (scores, _) in enumerate(batch)}
     qrels = {f"q{i}": judged for i, (_, judged) in enumerate(batch)}
     metrics = metrics_for(k)
-    ids, judged = judge_run(run, qrels)
-    assert ids == list(qrels)
-    ranked = [sorted(run[q], key=lambda d, q=q: (run[q][d], d), reverse=True) for q in ids]
-    assert_equal_to_reference(ranked, [qrels[q] for q in ids], compute(judged, metrics), metrics)
+    ranked = [sorted(run[q], key=lambda d, q=q: (run[q][d], d), reverse=True) for q in qrels]
+    # Any order in the dict, and best first (the order retrievers write; a faster path).
+    in_rank_order = {q: {d: run[q][d] for d in ranking} for q, ranking in zip(qrels, ranked, strict=True)}
+    for given_run in (run, in_rank_order):
+        ids, judged = judge_run(given_run, qrels)
+        assert ids == list(qrels)
+        assert_equal_to_reference(ranked, [qrels[q] for q in ids], compute(judged, metrics), metrics)
 
 
 def test_question_missing_from_run_retrieved_nothing() -> None:

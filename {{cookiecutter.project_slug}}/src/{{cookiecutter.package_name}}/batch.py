@@ -45,25 +45,44 @@ class Judged:
     def questions(self) -> int:
         return len(self.num_relevant)
 
-    @classmethod
-    def build(cls, question: list[int], rank: list[int], grade: list[int], qrels: Sequence[Qrels]) -> Judged:
-        question_a = np.array(question, dtype=np.int64)
-        rank_a = np.array(rank, dtype=np.int64)
-        order = np.lexsort((rank_a, question_a))
-        graded = [sorted((g for g in q.values() if g >= 1), reverse=True) for q in qrels]
-        num_relevant = np.fromiter(map(len, graded), dtype=np.int64, count=len(graded))
-        ideal = np.zeros((len(graded), int(num_relevant.max(initial=0))), dtype=np.int64)
-        ideal[np.arange(ideal.shape[1]) < num_relevant[:, None]] = list(chain.from_iterable(graded))
-        return cls(
-            question_a[order], rank_a[order], np.array(grade, dtype=np.int64)[order], num_relevant, ideal
-        )
+
+class _Collector:
+    """Flat lists filled by one pass over the questions, turned into a `Judged` at the end."""
+
+    def __init__(self) -> None:
+        self.question: list[int] = []  # relevant *retrieved* documents
+        self.rank: list[int] = []
+        self.grade: list[int] = []
+        self.relevant_question: list[int] = []  # *all* relevant documents (for recall, ideal DCG)
+        self.relevant_grade: list[int] = []
+
+    def relevant(self, index: int, qrels: Qrels) -> list[tuple[str, int]]:
+        """Record question `index`'s relevant documents; return them as (id, grade)."""
+        relevant = [(doc_id, g) for doc_id, g in qrels.items() if g >= 1]
+        self.relevant_question += [index] * len(relevant)
+        self.relevant_grade += [g for _, g in relevant]
+        return relevant
+
+    def judged(self, questions: int, rank: np.ndarray | None = None) -> Judged:
+        question = np.array(self.question, dtype=np.int64)
+        rank = np.array(self.rank, dtype=np.int64) if rank is None else rank
+        order = np.lexsort((rank, question))
+        rel_q = np.array(self.relevant_question, dtype=np.int64)
+        rel_g = np.array(self.relevant_grade, dtype=np.int64)
+        num_relevant = np.bincount(rel_q, minlength=questions)
+        by_grade = np.lexsort((-rel_g, rel_q))  # per question, highest grade first
+        column = np.arange(len(rel_q)) - np.searchsorted(rel_q[by_grade], rel_q[by_grade])
+        ideal = np.zeros((questions, int(num_relevant.max(initial=0))), dtype=np.int64)
+        ideal[rel_q[by_grade], column] = rel_g[by_grade]
+        grade = np.array(self.grade, dtype=np.int64)
+        return Judged(question[order], rank[order], grade[order], num_relevant, ideal)
 
 
 def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels]) -> Judged:
     """Judge rankings that are already in order (best first), e.g. a retriever's hits."""
-    question, rank, grade = [], [], []
+    out = _Collector()
     for index, (ranking, judged) in enumerate(zip(rankings, qrels, strict=True)):
-        relevant = [(doc_id, g) for doc_id, g in judged.items() if g >= 1]
+        relevant = out.relevant(index, judged)
         if len(relevant) > 8:  # many relevant documents: one pass over the ranking
             wanted = dict(relevant)
             found = [(r, wanted[d]) for r, d in enumerate(ranking, start=1) if d in wanted]
@@ -75,10 +94,10 @@ def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels]) -> Judge
                 except ValueError:
                     pass
         for r, g in found:
-            question.append(index)
-            rank.append(r)
-            grade.append(g)
-    return Judged.build(question, rank, grade, qrels)
+            out.question.append(index)
+            out.rank.append(r)
+            out.grade.append(g)
+    return out.judged(len(rankings))
 
 
 def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]) -> tuple[list[str], Judged]:
@@ -91,36 +110,70 @@ def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]
     """
     ids = list(qrels)
     rows = [run.get(qid, {}) for qid in ids]
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    flat = np.fromiter(chain.from_iterable(row.values() for row in rows), dtype=np.float64, count=lengths.sum())
-    width = int(lengths.max(initial=0))
-    if len(rows) and (lengths == width).all():
-        scores = flat.reshape(len(rows), width)
-    else:  # NaN padding compares unequal to everything, so it never outranks a document
-        scores = np.full((len(rows), width), np.nan)
-        scores[np.arange(width) < lengths[:, None]] = flat
-
-    question, doc, score, grade = [], [], [], []
+    scores = _score_matrix(rows)
+    out = _Collector()
+    doc, score = [], []
     for index, (qid, row) in enumerate(zip(ids, rows, strict=True)):
-        for doc_id, g in qrels[qid].items():
-            if g >= 1 and doc_id in row:
-                question.append(index)
+        for doc_id, g in out.relevant(index, qrels[qid]):
+            if doc_id in row:
+                out.question.append(index)
+                out.grade.append(g)
                 doc.append(doc_id)
                 score.append(row[doc_id])
-                grade.append(g)
-    q = np.array(question, dtype=np.int64)
-    s = np.array(score, dtype=np.float64)
-    rank = np.empty(len(q), dtype=np.int64)
-    step = max(1, _CHUNK_CELLS // max(width, 1))
-    for start in range(0, len(q), step):
-        part = slice(start, start + step)
-        block, mine = scores[q[part]], s[part, None]
-        rank[part] = (block > mine).sum(axis=1) + 1
-        for offset in np.flatnonzero((block == mine).sum(axis=1) > 1):  # ties: rare with real scores
-            i = start + offset
-            row = rows[question[i]]
-            rank[i] += sum(1 for other, value in row.items() if value == score[i] and other > doc[i])
-    return ids, Judged.build(question, rank.tolist(), grade, [qrels[qid] for qid in ids])
+    q, s = np.array(out.question, dtype=np.int64), np.array(score, dtype=np.float64)
+    ahead, ahead_or_tied = _count_ahead(scores, q, s)
+    rank = ahead + 1
+    for i in np.flatnonzero(ahead_or_tied - ahead > 1):  # equal scores: rare with real scores
+        row = rows[q[i]]
+        rank[i] += sum(1 for other, value in row.items() if value == score[i] and other > doc[i])
+    return ids, out.judged(len(ids), rank)
+
+
+def _score_matrix(rows: list[Mapping[str, float]]) -> np.ndarray:
+    """[questions x longest run] scores, in each run's own order; NaN after a short run's end
+    (NaN compares false with everything, so padding never counts as ahead of a document)."""
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    flat = np.fromiter(
+        chain.from_iterable(row.values() for row in rows), dtype=np.float64, count=lengths.sum()
+    )
+    width = int(lengths.max(initial=0))
+    if len(rows) and (lengths == width).all():
+        return flat.reshape(len(rows), width)
+    scores = np.full((len(rows), width), np.nan)
+    scores[np.arange(width) < lengths[:, None]] = flat
+    return scores
+
+
+def _count_ahead(scores: np.ndarray, q: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each (question q[i], score s[i]): how many of the question's scores are > s[i],
+    and how many are >= s[i]."""
+    width = scores.shape[1]
+    greater, greater_equal = np.zeros(len(q), dtype=np.int64), np.zeros(len(q), dtype=np.int64)
+    if width == 0 or len(q) == 0:
+        return greater, greater_equal
+    # Runs usually arrive best first (retrievers and run files list them so): binary search
+    # those rows, log2(depth) steps for all documents at once. Compare the rest in full.
+    descending = ~(scores[:, 1:] > scores[:, :-1]).any(axis=1)
+    fast = descending[q]
+    for out, ahead in ((greater, np.greater), (greater_equal, np.greater_equal)):
+        out[fast] = _leading_true(scores, q[fast], s[fast], ahead)
+        slow = np.flatnonzero(~fast)
+        step = max(1, _CHUNK_CELLS // width)
+        for start in range(0, len(slow), step):
+            part = slow[start : start + step]
+            out[part] = ahead(scores[q[part]], s[part, None]).sum(axis=1)
+    return greater, greater_equal
+
+
+def _leading_true(scores: np.ndarray, q: np.ndarray, s: np.ndarray, ahead: np.ufunc) -> np.ndarray:
+    """Length of the run of `ahead(score, s)` at the start of each descending row (binary search)."""
+    low, high = np.zeros(len(q), dtype=np.int64), np.full(len(q), scores.shape[1], dtype=np.int64)
+    while (open_ := low < high).any():
+        middle = (low + high) // 2
+        true = ahead(scores[q, np.minimum(middle, scores.shape[1] - 1)], s) & open_
+        low = np.where(true, middle + 1, low)
+        high = np.where(open_ & ~true, middle, high)
+    return low
 
 
 # --- one function per metric, over all questions at once (definitions: metrics.py) ---
@@ -128,7 +181,9 @@ def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]
 
 def _count_within(j: Judged, k: int | np.ndarray | None) -> np.ndarray:
     """Relevant documents within the first k, per question."""
-    inside = np.ones(len(j.rank), dtype=bool) if k is None else j.rank <= (k if np.isscalar(k) else k[j.question])
+    inside = (
+        np.ones(len(j.rank), dtype=bool) if k is None else j.rank <= (k if np.isscalar(k) else k[j.question])
+    )
     return np.bincount(j.question[inside], minlength=j.questions).astype(np.float64)
 
 
@@ -172,7 +227,9 @@ def _ndcg(j: Judged, k: int | None, gain: Callable[[np.ndarray], np.ndarray]) ->
         ideal += gain(j.ideal[:, column]) / discount[column]
     inside = np.ones(len(j.rank), dtype=bool) if k is None else j.rank <= k
     dcg = np.bincount(
-        j.question[inside], weights=gain(j.grade[inside]) / discount[j.rank[inside] - 1], minlength=j.questions
+        j.question[inside],
+        weights=gain(j.grade[inside]) / discount[j.rank[inside] - 1],
+        minlength=j.questions,
     )
     out = np.zeros(j.questions)
     np.divide(dcg, ideal, out=out, where=ideal != 0.0)
