@@ -7,7 +7,10 @@ Extra arguments go through, e.g. `nox -s eval -- --quiet` or `nox -s tests -- -k
 
 import nox
 
-nox.options.default_venv_backend = "uv|virtualenv"  # uv when installed: much faster
+# The dense retriever needs torch: installed by pip (uv does not see the local CPU wheel),
+# pinned in the same command as the project. See README, "Installing torch".
+TORCH = {{ '["torch==2.13.0"]' if cookiecutter.retriever in ["dense", "hybrid"] else "[]" }}
+nox.options.default_venv_backend = "virtualenv" if TORCH else "uv|virtualenv"  # uv: much faster
 nox.options.sessions = ["tests", "gate"]
 nox.options.error_on_missing_interpreters = True
 
@@ -16,7 +19,7 @@ COMMAND = "{{ cookiecutter.package_name }}"
 
 
 def install(session: nox.Session, *groups: str) -> None:
-    session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, *groups))
+    session.install("-e", ".", *TORCH, *nox.project.dependency_groups(PYPROJECT, *groups))
 
 
 def run_command(session: nox.Session, *args: str) -> None:
@@ -54,4 +57,4 @@ def gate(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Unit and Hypothesis property tests (the quality gate itself: `pytest -m gate`)."""
     install(session, "test")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)  # pytest-xdist: one worker per core
