@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import importlib
 import json
-import time
 from pathlib import Path
 from typing import Any
 

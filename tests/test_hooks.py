@@ -47,7 +47,9 @@ def test_an_answer_can_never_become_code(tmp_path: Path) -> None:
     ("retriever", "kept"),
     [("bm25", []), ("tfidf", []), ("dense", []), ("hybrid", ["bm25.py", "dense.py"])],
 )
-def test_post_gen_hook_keeps_only_the_chosen_retriever(tmp_path: Path, retriever: str, kept: list[str]) -> None:
+def test_post_gen_hook_keeps_only_the_chosen_retriever(
+    tmp_path: Path, retriever: str, kept: list[str]
+) -> None:
     """The chosen module and those it is built from, with their tests; nothing else."""
     project = bake(tmp_path, f"retriever={retriever}")
     modules = sorted(p.name for p in project.glob("src/*/retrievers/*.py"))
