@@ -66,7 +66,7 @@ class _Reader:
 
     def __init__(self, path: Path, text: str):
         self.path = path
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # as TOML counts lines (splitlines() also splits at U+2028...)
 
     def line_of(self, key: str) -> int | None:
         """Best-effort line number of setting `key` ("gate.floors.mrr") or table `[key]`."""
@@ -113,7 +113,7 @@ class _Reader:
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
-            or not math.isfinite(value)
+            or (isinstance(value, float) and not math.isfinite(value))  # an int may not fit a float
             or not low <= value <= high
         ):
             raise self.fail(
@@ -142,7 +142,7 @@ class _Reader:
 
     def path_setting(self, table: dict, key: str, default: str) -> Path:
         value = table.get(key, default)
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or not value.strip() or "\x00" in value:
             raise self.fail(f"data.{key}", f"must be a file path, got {value!r}", f'e.g. {key} = "{default}"')
         return (self.path.parent / value).resolve()
 
@@ -187,7 +187,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
     )
     if not isinstance(tokenizer.lowercase, bool):
         raise read.fail("tokenizer.lowercase", "must be true or false", "lowercase = true")
-    if tokenizer.stopwords not in STOPWORD_LISTS:
+    if not isinstance(tokenizer.stopwords, str) or tokenizer.stopwords not in STOPWORD_LISTS:
         raise read.fail(
             "tokenizer.stopwords",
             f"unknown list {tokenizer.stopwords!r}",

@@ -72,6 +72,10 @@ def _json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 "write exactly one JSON object per line",
                 number,
             ) from None
+        except (ValueError, RecursionError) as error:  # a number too long for int(), nesting too deep
+            raise EvalInputError(
+                path, f"not usable JSON: {error}", "write exactly one flat JSON object per line", number
+            ) from None
         try:  # "\ud800"-style escapes decode to text that can never be written back as UTF-8
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

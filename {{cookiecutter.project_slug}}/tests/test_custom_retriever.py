@@ -1,0 +1,143 @@
+"""A team's own retriever that misbehaves, through the command line: a clear error naming the
+question (and its golden-set line), exit 2 and nothing written. An empty answer is valid."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write_project
+
+from {{ cookiecutter.package_name }} import evaluate as evaluate_module
+from {{ cookiecutter.package_name }}.cli import main
+from {{ cookiecutter.package_name }}.ranking import Hit
+from {{ cookiecutter.package_name }}.retriever import build_retriever
+
+TARGET = "2FA"  # question q2, on line 2 of the tiny golden set
+
+
+class OneBadQuestion:
+    """The shipped retriever, except that question TARGET gets `answer(depth)`."""
+
+    def __init__(self, inner: Any, answer: Callable[[int], Any]):
+        self.inner = inner
+        self.answer = answer
+
+    def search(self, question: str, depth: int) -> Any:
+        return self.answer(depth) if question == TARGET else self.inner.search(question, depth)
+
+
+def use(monkeypatch: pytest.MonkeyPatch, answer: Callable[[int], Any]) -> None:
+    """Make evaluate() build OneBadQuestion around the retriever from retriever.py."""
+
+    def build(documents: Any, tokenize: Any, options: Any) -> OneBadQuestion:
+        return OneBadQuestion(build_retriever(documents, tokenize, options), answer)
+
+    monkeypatch.setattr(evaluate_module, "build_retriever", build)
+
+
+def crash(depth: int) -> list[Hit]:
+    raise TimeoutError("vector store did not answer in 30 s")
+
+
+MISBEHAVIOURS: dict[str, tuple[Callable[[int], Any], str]] = {
+    "raises": (crash, "the retriever raised TimeoutError: vector store did not answer in 30 s"),
+    "nan score": (lambda depth: [Hit("2fa-setup", math.nan)], "score of '2fa-setup' is nan, not a finite"),
+    "infinite score": (
+        lambda depth: [Hit("2fa-setup", math.inf)],
+        "score of '2fa-setup' is inf, not a finite",
+    ),
+    "duplicate id": (
+        lambda depth: [Hit("2fa-setup", 2.0), Hit("sso-setup", 1.5), Hit("2fa-setup", 1.0)],
+        "hit 3: document '2fa-setup' appears twice",
+    ),
+    "id not in corpus": (
+        lambda depth: [Hit("2fa-setup", 2.0), Hit("2fa-setup-v2", 1.0)],
+        "hit 2: document '2fa-setup-v2' is not in the corpus",
+    ),
+    "more than asked": (
+        lambda depth: [Hit("2fa-setup", 1.0)] * (depth + 1),
+        "asked for at most 10 hits, got 11",
+    ),
+    "not a list": (lambda depth: None, "search() must return a list of Hit(doc_id, score), got NoneType"),
+    "scores increase": (
+        lambda depth: [Hit("sso-setup", 0.1), Hit("2fa-setup", 0.9)],
+        "scores must not increase down the ranking",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["eval", "baseline", "gate"])
+@pytest.mark.parametrize("case", MISBEHAVIOURS)
+def test_misbehaving_retriever_names_the_question_and_exits_2(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    case: str,
+) -> None:
+    """Each misbehaviour stops every command with exit 2, a message naming q2 and its line
+    in golden.jsonl and what was wrong, and leaves report and baseline untouched."""
+    assert main(["--config", str(project), "baseline"]) == 0  # a good baseline, for `gate`
+    baseline = project.parent / "baseline.json"
+    before = baseline.read_bytes()
+    answer, problem = MISBEHAVIOURS[case]
+    use(monkeypatch, answer)
+    capsys.readouterr()
+    assert main(["--config", str(project), command]) == 2
+    err = capsys.readouterr().err
+    assert "golden.jsonl:2: question 'q2':" in err
+    assert problem in err
+    assert "fix: fix search() in retriever.py" in err
+    assert baseline.read_bytes() == before
+    assert not (project.parent / "build").exists()
+
+
+def test_empty_answer_is_valid_and_scores_zero(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """[] for one question: eval exits 0, that question scores 0 on every metric and lists
+    its relevant document as missing; the others keep their scores."""
+    use(monkeypatch, lambda depth: [])
+    assert main(["--config", str(project), "eval", "--quiet"]) == 0
+    report = json.loads((project.parent / "build" / "report.json").read_text(encoding="utf-8"))
+    rows = {row["id"]: row for row in report["questions"]}
+    assert rows["q2"]["retrieved"] == [] and rows["q2"]["found"] == []
+    assert rows["q2"]["missing"] == ["2fa-setup"]
+    assert set(rows["q2"]["metrics"].values()) == {0.0}
+    assert rows["q1"]["metrics"]["hit@5"] == 1.0
+    assert report["counts"]["evaluated"] == 4
+
+
+def test_gate_fails_when_an_empty_answer_loses_a_question(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty answer is valid input, so it is judged, not refused: q2 passed its checks in
+    the baseline and now finds nothing, so the gate fails (exit 3) and names it."""
+    assert main(["--config", str(project), "baseline"]) == 0
+    use(monkeypatch, lambda depth: [])
+    capsys.readouterr()
+    assert main(["--config", str(project), "gate"]) == 3
+    out = capsys.readouterr().out
+    assert "q2" in out and "GATE FAILED" in out
+
+
+def test_gate_never_passes_when_no_question_was_evaluated(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A golden set with only unanswerable questions evaluates nothing: the gate refuses
+    (exit 2) instead of passing against the baseline, and writes no report."""
+    assert main(["--config", str(project), "baseline"]) == 0
+    write_project(
+        project.parent,
+        golden=[{"id": "u1", "question": "Is there a fax line?", "relevant": {}, "answerable": False}],
+    )
+    capsys.readouterr()
+    assert main(["--config", str(project), "gate"]) == 2
+    err = capsys.readouterr().err
+    assert "golden.jsonl" in err and "nothing can be evaluated" in err
+    assert not (project.parent / "build").exists()
