@@ -29,7 +29,12 @@ class RetrieverOutputError(Exception):
 
 
 def top_hits(
-    scores: np.ndarray, doc_ids: Sequence[str], tiebreak: np.ndarray, depth: int, *, positive_only: bool = True
+    scores: np.ndarray,
+    doc_ids: Sequence[str],
+    tiebreak: np.ndarray,
+    depth: int,
+    *,
+    positive_only: bool = True,
 ) -> list[Hit]:
     """The `depth` best documents with a positive score (any score, for `positive_only=False`:
     a similarity such as a cosine can be negative), best first.

@@ -76,16 +76,18 @@ def load_model(options: Options):
 
 
 def _model_identity(options: Options, source: str) -> str:
-    """The model part of the cache key: id and revision, plus file sizes and times of a local
-    folder (a model replaced in place gets new embeddings)."""
-    parts = [options.model, options.revision, source]
+    """The model part of the cache key: id and revision, plus a hash of a local folder's
+    files (a model replaced in place gets new embeddings; the same model anywhere shares)."""
+    parts = [options.model, options.revision]
     folder = Path(source)
     if folder.is_dir():
-        parts += [
-            f"{f.relative_to(folder)}:{f.stat().st_size}:{f.stat().st_mtime_ns}"
-            for f in sorted(folder.rglob("*"))
-            if f.is_file()
-        ]
+        content = hashlib.sha256()
+        for file in sorted(f for f in folder.rglob("*") if f.is_file()):
+            content.update(f"{file.relative_to(folder)}\0".encode())
+            with file.open("rb") as handle:
+                for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                    content.update(block)
+        parts.append(content.hexdigest())
     return "\n".join(parts)
 
 
