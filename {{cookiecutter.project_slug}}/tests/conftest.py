@@ -61,6 +61,7 @@ def _work_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     test's own folder, never in the project: safe under pytest-xdist."""
     monkeypatch.chdir(tmp_path)
 
+
 TINY_CORPUS: list[dict[str, Any]] = [
     {
         "id": "sso-setup",

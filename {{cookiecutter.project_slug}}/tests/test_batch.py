@@ -49,7 +49,9 @@ def assert_equal_to_reference(
 
 
 @given(questions, cutoffs)
-def test_batch_equals_per_question_functions(batch: list[tuple[list[str], dict[str, int]]], k: int | None) -> None:
+def test_batch_equals_per_question_functions(
+    batch: list[tuple[list[str], dict[str, int]]], k: int | None
+) -> None:
     """Graded relevance, grade 0, no relevant document, short and empty rankings."""
     ranked = [ranking for ranking, _ in batch]
     qrels = [judged for _, judged in batch]
@@ -67,7 +69,9 @@ def test_batch_equals_per_question_functions(batch: list[tuple[list[str], dict[s
     ),
     cutoffs,
 )
-def test_scored_run_ranks_as_trec_eval(batch: list[tuple[dict[str, float], dict[str, int]]], k: int | None) -> None:
+def test_scored_run_ranks_as_trec_eval(
+    batch: list[tuple[dict[str, float], dict[str, int]]], k: int | None
+) -> None:
     """A {doc: score} run is ranked by score, ties by document id descending (few distinct
     scores, so ties are common), then scored like the per-question functions."""
     run = {f"q{i}": scores for i, (scores, _) in enumerate(batch)}

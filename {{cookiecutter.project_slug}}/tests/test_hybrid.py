@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from {{ cookiecutter.package_name }}.data import Document
@@ -25,7 +23,9 @@ def retriever(tmp_path_factory: pytest.TempPathFactory) -> hybrid.HybridRetrieve
 
 
 @pytest.mark.parametrize("question", ["download invoices", "I can't remember how to log in", "SSO password"])
-def test_scores_are_reciprocal_rank_fusion_of_both_rankings(retriever: hybrid.HybridRetriever, question: str) -> None:
+def test_scores_are_reciprocal_rank_fusion_of_both_rankings(
+    retriever: hybrid.HybridRetriever, question: str
+) -> None:
     """score = sum of 1 / (60 + rank) over the BM25 and dense rankings; ties by id, descending.
     A document only one retriever found still counts (the second question shares no word)."""
     expected: dict[str, float] = {}

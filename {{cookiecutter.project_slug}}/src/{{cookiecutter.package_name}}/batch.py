@@ -16,6 +16,7 @@ order with `np.bincount`, which adds its weights in array order, and discounts u
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -89,10 +90,8 @@ def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels]) -> Judge
         else:  # a few: list.index scans in C, much faster than a Python loop
             found = []
             for doc_id, g in relevant:
-                try:
+                with contextlib.suppress(ValueError):  # not retrieved
                     found.append((ranking.index(doc_id) + 1, g))
-                except ValueError:
-                    pass
         for r, g in found:
             out.question.append(index)
             out.rank.append(r)
