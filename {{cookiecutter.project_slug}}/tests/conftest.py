@@ -57,9 +57,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _work_in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths written by the code under test (the embedding cache) land in this
-    test's own folder, never in the project: safe under pytest-xdist."""
-    monkeypatch.chdir(tmp_path)
+    """Relative paths written by the code under test (the embedding cache) land in a folder
+    of this test's own, never in the project nor in the tiny project: safe under xdist."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
 
 
 TINY_CORPUS: list[dict[str, Any]] = [
