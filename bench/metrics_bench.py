@@ -30,7 +30,7 @@ SCALES = [(1_000, 100), (10_000, 1_000), (100_000, 100)]
 
 
 def make_input(queries: int, depth: int, seed: int = 0) -> tuple[dict, dict]:
-    """A run with distinct scores (no ties: the tools break ties differently) and graded qrels:
+    """A run with distinct scores (no ties: the tools break ties differently), best first, and graded qrels:
     1-10 relevant documents per query (grades 1-3), some retrieved, some not, plus grade-0
     judgements."""
     rng = np.random.default_rng(seed)
@@ -39,7 +39,9 @@ def make_input(queries: int, depth: int, seed: int = 0) -> tuple[dict, dict]:
     for q in range(queries):
         qid = f"q{q}"
         docs = rng.choice(len(pool), size=depth + 10, replace=False)
-        scores = np.sort(rng.random(depth))[::-1] * 100 + np.arange(depth)[::-1] * 1e-6
+        # Distinct even in float32: trec_eval (so pytrec_eval) stores scores as C floats, and
+        # scores equal in float32 would tie there but not in float64 (ours, ranx).
+        scores = (np.arange(depth)[::-1] + rng.random(depth) * 0.5).astype(np.float32).astype(float)
         run[qid] = {pool[d]: float(s) for d, s in zip(docs[:depth], scores, strict=True)}
         n_rel = int(rng.integers(1, 11))
         positions = rng.choice(depth + 10, size=n_rel, replace=False)  # beyond depth: not retrieved
@@ -144,6 +146,7 @@ def run_all(package: str, repeat: int, scales: list[tuple[int, int]] = SCALES) -
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=one_scale, args=(package, queries, depth, repeat, send))
         process.start()
+        send.close()  # the child holds the other end: if it fails, recv raises instead of waiting
         result = receive.recv()
         process.join()
         rows = result["rows"]

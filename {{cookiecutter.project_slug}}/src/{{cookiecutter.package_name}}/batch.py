@@ -20,7 +20,7 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -64,19 +64,34 @@ class _Collector:
         self.relevant_grade += [g for _, g in relevant]
         return relevant
 
-    def judged(self, questions: int, rank: np.ndarray | None = None) -> Judged:
-        question = np.array(self.question, dtype=np.int64)
-        rank = np.array(self.rank, dtype=np.int64) if rank is None else rank
-        order = np.lexsort((rank, question))
-        rel_q = np.array(self.relevant_question, dtype=np.int64)
-        rel_g = np.array(self.relevant_grade, dtype=np.int64)
-        num_relevant = np.bincount(rel_q, minlength=questions)
-        by_grade = np.lexsort((-rel_g, rel_q))  # per question, highest grade first
-        column = np.arange(len(rel_q)) - np.searchsorted(rel_q[by_grade], rel_q[by_grade])
-        ideal = np.zeros((questions, int(num_relevant.max(initial=0))), dtype=np.int64)
-        ideal[rel_q[by_grade], column] = rel_g[by_grade]
-        grade = np.array(self.grade, dtype=np.int64)
-        return Judged(question[order], rank[order], grade[order], num_relevant, ideal)
+    def judged(self, questions: int) -> Judged:
+        return _judged(
+            questions,
+            np.array(self.question, dtype=np.int64),
+            np.array(self.rank, dtype=np.int64),
+            np.array(self.grade, dtype=np.int64),
+            np.array(self.relevant_question, dtype=np.int64),
+            np.array(self.relevant_grade, dtype=np.int64),
+        )
+
+
+def _judged(
+    questions: int,
+    question: np.ndarray,
+    rank: np.ndarray,
+    grade: np.ndarray,
+    relevant_question: np.ndarray,
+    relevant_grade: np.ndarray,
+) -> Judged:
+    """Sort the relevant retrieved documents by (question, rank); build the ideal grades."""
+    order = np.lexsort((rank, question))
+    num_relevant = np.bincount(relevant_question, minlength=questions)
+    by_grade = np.lexsort((-relevant_grade, relevant_question))  # per question, highest grade first
+    sorted_question = relevant_question[by_grade]
+    column = np.arange(len(sorted_question)) - np.searchsorted(sorted_question, sorted_question)
+    ideal = np.zeros((questions, int(num_relevant.max(initial=0))), dtype=np.int64)
+    ideal[sorted_question, column] = relevant_grade[by_grade]
+    return Judged(question[order], rank[order], grade[order], num_relevant, ideal)
 
 
 def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels]) -> Judged:
@@ -110,22 +125,32 @@ def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]
     ids = list(qrels)
     rows = [run.get(qid, {}) for qid in ids]
     scores = _score_matrix(rows)
-    out = _Collector()
-    doc, score = [], []
-    for index, (qid, row) in enumerate(zip(ids, rows, strict=True)):
-        for doc_id, g in out.relevant(index, qrels[qid]):
-            if doc_id in row:
-                out.question.append(index)
-                out.grade.append(g)
-                doc.append(doc_id)
-                score.append(row[doc_id])
-    q, s = np.array(out.question, dtype=np.int64), np.array(score, dtype=np.float64)
+    # Every judged document of every question, flattened; its score in that question's run
+    # (NaN: not retrieved) is looked up by `map` in C, not by a Python loop per question.
+    judged = [qrels[qid] for qid in ids]
+    counts = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+    total = int(counts.sum())
+    docs = list(chain.from_iterable(judged))
+    grade = np.fromiter(chain.from_iterable(j.values() for j in judged), dtype=np.int64, count=total)
+    question = np.repeat(np.arange(len(ids), dtype=np.int64), counts)
+    get = dict.get if all(type(row) is dict for row in rows) else _get
+    each_row = chain.from_iterable(map(repeat, rows, counts.tolist()))
+    score = np.fromiter(map(get, each_row, docs, repeat(math.nan)), dtype=np.float64, count=total)
+
+    relevant = grade >= 1
+    retrieved = relevant & ~np.isnan(score)
+    q, s = question[retrieved], score[retrieved]
     ahead, ahead_or_tied = _count_ahead(scores, q, s)
     rank = ahead + 1
+    where = np.flatnonzero(retrieved)
     for i in np.flatnonzero(ahead_or_tied - ahead > 1):  # equal scores: rare with real scores
-        row = rows[q[i]]
-        rank[i] += sum(1 for other, value in row.items() if value == score[i] and other > doc[i])
-    return ids, out.judged(len(ids), rank)
+        doc, value = docs[where[i]], s[i]
+        rank[i] += sum(1 for other, v in rows[q[i]].items() if v == value and other > doc)
+    return ids, _judged(len(ids), q, rank, grade[retrieved], question[relevant], grade[relevant])
+
+
+def _get(row: Mapping[str, float], doc_id: str, default: float) -> float:
+    return row.get(doc_id, default)
 
 
 def _score_matrix(rows: list[Mapping[str, float]]) -> np.ndarray:
