@@ -3,11 +3,13 @@
 nox -s tests       bake every choice, run each baked project's own tests and gate, check hooks
 nox -s lint        ruff on the template's own Python (the templated folder is excluded)
 nox -s baselines   remake the baseline each retriever choice ships with (review, then commit)
+nox -s bench       speed and quality benchmark, printed as tables (see bench/bench.py)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -19,6 +21,11 @@ nox.options.sessions = ["lint", "tests"]
 ROOT = Path(__file__).resolve().parent
 ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 SHIPPED_BASELINES = ROOT / "{{cookiecutter.project_slug}}" / "evals" / "baselines"
+# Choices whose project needs torch: pip installs it (uv does not see the local CPU wheel),
+# pinned in the same command. Offline: models come from packages, never from a hub.
+TORCH_CHOICES = {"dense", "hybrid"}
+TORCH = "torch==2.13.0"
+OFFLINE = {"HF_HUB_OFFLINE": "1"}
 
 
 @nox.session
@@ -29,7 +36,7 @@ def tests(session: nox.Session) -> None:
 
 # The template's own Python. The templated folder is not valid Python until rendered: the
 # tests lint each baked project instead (tests/test_bake.py).
-LINTED = ["noxfile.py", "local_extensions.py", "hooks", "tests"]
+LINTED = ["noxfile.py", "local_extensions.py", "hooks", "tests", "bench"]
 
 
 @nox.session
@@ -39,21 +46,47 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", *LINTED)
 
 
-@nox.session
-@nox.parametrize("retriever", ANSWERS["retriever"])
-def baselines(session: nox.Session, retriever: str) -> None:
-    """Bake with default answers and this retriever, run its `baseline`, copy it back."""
+def bake_and_install(session: nox.Session, retriever: str) -> Path:
+    """Bake with default answers and this retriever into the session's tmp; install it."""
     session.install("cookiecutter")
     out = Path(session.create_tmp()) / f"bake-{retriever}"
     shutil.rmtree(out, ignore_errors=True)
     session.run("cookiecutter", "--no-input", str(ROOT), "-o", str(out), f"retriever={retriever}")
     (project,) = out.iterdir()
-    session.install(str(project))
+    session.install(str(project), *([TORCH] if retriever in TORCH_CHOICES else []))
+    return project
+
+
+@nox.session(venv_backend="virtualenv")
+@nox.parametrize("retriever", ANSWERS["retriever"])
+def baselines(session: nox.Session, retriever: str) -> None:
+    """Bake with default answers and this retriever, run its `baseline`, copy it back."""
+    project = bake_and_install(session, retriever)
     package = next((project / "src").iterdir()).name
     # The bake sits inside this repository: keep the template's own commit out of the receipt.
-    outside_git = {"GIT_CEILING_DIRECTORIES": str(out.resolve())}
+    outside_git = {"GIT_CEILING_DIRECTORIES": str(project.parent.resolve())}
     with session.chdir(project):
-        session.run(package, "baseline", env=outside_git)
+        session.run(package, "baseline", env={**OFFLINE, **outside_git})
     SHIPPED_BASELINES.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(project / "evals" / "baseline.json", SHIPPED_BASELINES / f"{retriever}.json")
     session.log(f"updated {SHIPPED_BASELINES / f'{retriever}.json'}")
+
+
+@nox.session(venv_backend="virtualenv")
+def bench(session: nox.Session) -> None:
+    """Bake the hybrid choice (it holds the BM25 and dense retrievers) and benchmark it:
+    metrics vs pytrec_eval and ranx, SciFact quality, 10k x 100k eval, warm gate time.
+    Options after `--` go to bench/bench.py, e.g. `nox -s bench -- --only metrics`."""
+    project = bake_and_install(session, "hybrid")
+    session.install("pytrec-eval-terrier", "ranx", "nox", "cookiecutter")
+    scifact = os.environ.get("SCIFACT", str(ROOT.parent / "shared" / "datasets" / "scifact"))
+    package = next((project / "src").iterdir()).name
+    with session.chdir(session.create_tmp()):  # the embedding cache goes here
+        session.run(
+            "python",
+            str(ROOT / "bench" / "bench.py"),
+            f"--package={package}",
+            f"--scifact={scifact}",
+            *session.posargs,
+            env=OFFLINE,
+        )

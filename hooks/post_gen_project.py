@@ -4,9 +4,10 @@ Runs inside the freshly generated project with the interpreter that runs cookiec
 standard library only. Idempotent; never runs git, prompts or touches the network, because
 `cruft update` runs it again on a fresh render.
 
-- Retrievers: every module in `src/<package>/retrievers/` other than the chosen one and
-  `__init__.py` is removed, so adding a retriever choice is one module plus one line in
-  `cookiecutter.json`.
+- Retrievers: every module in `src/<package>/retrievers/` other than the chosen one, the
+  ones it is built from (`BUILT_FROM`) and `__init__.py` is removed, with its
+  `tests/test_<module>.py` if any, so adding a retriever choice is one module plus one line
+  in `cookiecutter.json`.
 - Judges: `src/<package>/judges/nli.py` and its tests are removed unless the NLI judge
   was chosen, so a lexical project carries no model code and needs no torch.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
@@ -24,11 +25,17 @@ from pathlib import Path
 ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
 
 
+# Retrievers that combine others keep those modules too.
+BUILT_FROM = {"hybrid": {"bm25", "dense"}}
+
+
 def keep_chosen_retriever(project: Path, package: str, retriever: str) -> None:
     folder = project / "src" / package / "retrievers"
+    keep = {"__init__", retriever, *BUILT_FROM.get(retriever, ())}
     for module in folder.glob("*.py"):
-        if module.stem not in {"__init__", retriever}:
+        if module.stem not in keep:
             module.unlink()
+            (project / "tests" / f"test_{module.stem}.py").unlink(missing_ok=True)
 
 
 def keep_chosen_judge(project: Path, package: str, judge: str) -> None:

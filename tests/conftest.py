@@ -14,6 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "{{cookiecutter.project_slug}}"
 ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 RETRIEVERS: list[str] = ANSWERS["retriever"]
+# Choices that need torch and a sentence-transformers model: slow to install, so their
+# end-to-end checks live together in test_baked_dense.py.
+EMBEDDING_RETRIEVERS = ["dense", "hybrid"]
+KEYWORD_RETRIEVERS = [r for r in RETRIEVERS if r not in EMBEDDING_RETRIEVERS]
 
 # Runs that must never reach a model hub, and a nox that reuses nothing between bakes.
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}

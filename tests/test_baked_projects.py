@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import RETRIEVERS, bake, nox, package_of, run
+from conftest import KEYWORD_RETRIEVERS, bake, nox, package_of, run
 from test_bake import HOSTILE
 
 REGRESSION = ("min_length = 1 ", "min_length = 4 ")  # seed 000: drop tokens shorter than 4
@@ -20,7 +20,7 @@ def output(result) -> str:
     return f"--- stdout\n{result.stdout[-6000:]}\n--- stderr\n{result.stderr[-6000:]}"
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
+@pytest.mark.parametrize("retriever", KEYWORD_RETRIEVERS)  # dense, hybrid: test_baked_dense.py
 def test_baked_project_passes_its_tests_and_gate_and_ships_its_true_baseline(
     tmp_path: Path, retriever: str
 ) -> None:

@@ -43,11 +43,20 @@ def test_an_answer_can_never_become_code(tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists() and not (ROOT / "pwned").exists()
 
 
-@pytest.mark.parametrize("retriever", ["bm25", "tfidf"])
-def test_post_gen_hook_keeps_only_the_chosen_retriever(tmp_path: Path, retriever: str) -> None:
+@pytest.mark.parametrize(
+    ("retriever", "kept"),
+    [("bm25", []), ("tfidf", []), ("dense", []), ("hybrid", ["bm25.py", "dense.py"])],
+)
+def test_post_gen_hook_keeps_only_the_chosen_retriever(
+    tmp_path: Path, retriever: str, kept: list[str]
+) -> None:
+    """The chosen module and those it is built from, with their tests; nothing else."""
     project = bake(tmp_path, f"retriever={retriever}")
     modules = sorted(p.name for p in project.glob("src/*/retrievers/*.py"))
-    assert modules == sorted(["__init__.py", f"{retriever}.py"])
+    assert modules == sorted(["__init__.py", f"{retriever}.py", *kept])
+    has_dense = "dense.py" in modules
+    assert (project / "tests" / "test_dense.py").is_file() == has_dense
+    assert (project / "tests" / "test_hybrid.py").is_file() == (retriever == "hybrid")
     assert (project / "evals" / "baseline.json").is_file()
     assert not (project / "evals" / "baselines").exists()
 

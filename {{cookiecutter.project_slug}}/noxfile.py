@@ -12,10 +12,6 @@ from pathlib import Path
 
 import nox
 
-nox.options.default_venv_backend = "uv|virtualenv"  # uv when installed: much faster
-nox.options.sessions = ["tests", "gate"]
-nox.options.error_on_missing_interpreters = True
-
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 COMMAND = "{{ cookiecutter.package_name }}"
 
@@ -28,16 +24,20 @@ def judge_backend() -> str:
         return "lexical"
 
 
-# The NLI judge needs torch. Pin it in the same pip command as sentence-transformers so pip
-# never resolves it freely; uv cannot see every torch build, so these sessions use pip
-# (virtualenv). For the CPU-only build, set PIP_EXTRA_INDEX_URL (see README, "The NLI judge").
-TORCH_FOR_NLI = ["torch==2.13.0"] if judge_backend() == "nli" else []
-VENV_FOR_NLI = "virtualenv" if TORCH_FOR_NLI else None
+# The dense retriever and the NLI judge need torch. Pip installs it, pinned in the same
+# command as the project so it is never resolved freely (that would pull a multi-GB CUDA
+# build); uv does not see the local CPU wheel, so such projects use pip (virtualenv).
+# See README, "Installing torch".
+NEEDS_TORCH = {{ "True" if cookiecutter.retriever in ["dense", "hybrid"] else "False" }} or judge_backend() == "nli"
+TORCH = ["torch==2.13.0"] if NEEDS_TORCH else []
+nox.options.default_venv_backend = "virtualenv" if TORCH else "uv|virtualenv"  # uv: much faster
+nox.options.sessions = ["tests", "gate"]
+nox.options.error_on_missing_interpreters = True
 
 
 def install(session: nox.Session, *groups: str) -> None:
-    project = ".[nli]" if TORCH_FOR_NLI else "."
-    session.install("-e", project, *TORCH_FOR_NLI, *nox.project.dependency_groups(PYPROJECT, *groups))
+    project = ".[nli]" if judge_backend() == "nli" else "."
+    session.install("-e", project, *TORCH, *nox.project.dependency_groups(PYPROJECT, *groups))
 
 
 def run_command(session: nox.Session, *args: str) -> None:
@@ -50,28 +50,28 @@ def run_command(session: nox.Session, *args: str) -> None:
         raise SystemExit(failure.return_code) from None
 
 
-@nox.session(name="eval", venv_backend=VENV_FOR_NLI)
+@nox.session(name="eval")
 def eval_(session: nox.Session) -> None:
     """Evaluate the golden set: per-question table, aggregates, slices; writes the report."""
     install(session)
     run_command(session, "eval")
 
 
-@nox.session(venv_backend=VENV_FOR_NLI)
+@nox.session
 def baseline(session: nox.Session) -> None:
     """Deliberately rewrite the committed baseline (review the diff, then commit it)."""
     install(session)
     run_command(session, "baseline")
 
 
-@nox.session(venv_backend=VENV_FOR_NLI)
+@nox.session
 def gate(session: nox.Session) -> None:
     """Compare a fresh evaluation with the baseline. Exit 3 on regression, 2 on bad input."""
     install(session)
     run_command(session, "gate")
 
 
-@nox.session(venv_backend=VENV_FOR_NLI)
+@nox.session
 def screenshot(session: nox.Session) -> None:
     """Open the gate's HTML report in headless Chromium, offline; save a PNG next to it.
     Needs Chromium (Debian/Ubuntu: `apt-get install chromium`); run `nox -s gate` first."""
@@ -79,14 +79,14 @@ def screenshot(session: nox.Session) -> None:
     session.run("python", "-m", f"{COMMAND}.browser")
 
 
-@nox.session(venv_backend=VENV_FOR_NLI)
+@nox.session
 def tests(session: nox.Session) -> None:
     """Unit and Hypothesis property tests (the quality gate itself: `pytest -m gate`)."""
     install(session, "test")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)  # pytest-xdist: one worker per core
 
 
-@nox.session(venv_backend=VENV_FOR_NLI)
+@nox.session
 def calibrate(session: nox.Session) -> None:
     """Score the judge against evals/judge_labels.jsonl: accuracy, precision, recall, kappa."""
     install(session)

@@ -62,6 +62,7 @@ def test_baseline_then_gate_passes(project: Path, capsys: pytest.CaptureFixture[
     assert (project.parent / "build" / "report.json").exists()
 
 
+@pytest.mark.keyword
 def test_broken_tokenizer_fails_the_gate_naming_the_questions(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

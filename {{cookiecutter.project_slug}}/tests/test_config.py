@@ -203,6 +203,7 @@ def test_check_threshold_error_points_at_the_check_line(tmp_path: Path) -> None:
         ("min_length = 1", "min_length = 0", "min_length = 0"),
         ("lowercase = true", 'lowercase = "yes"', "lowercase = "),
         ('stopwords = "english"', 'stopwords = "french"', "stopwords = "),
+        ('stopwords = "english"', 'stopwords = "english"\nstemmer = "lancaster"', "stemmer = "),
         ("tolerance = 0.02", "tolerance = 2", "tolerance = "),
     ],
 )

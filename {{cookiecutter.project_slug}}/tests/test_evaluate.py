@@ -49,6 +49,7 @@ def test_unanswerable_questions_have_no_metrics(report: dict[str, Any]) -> None:
     assert q5["metrics"] is None and q5["checks"] is None
 
 
+@pytest.mark.keyword
 def test_aggregate_leaves_unanswerable_questions_out(report: dict[str, Any]) -> None:
     """Means over the 4 answerable questions only.
 
@@ -65,6 +66,7 @@ def test_aggregate_leaves_unanswerable_questions_out(report: dict[str, Any]) -> 
     assert set(aggregate) == set(report["settings"]["metrics"]) | set(ANSWER_CHECKS)
 
 
+@pytest.mark.keyword
 def test_rows_follow_the_golden_order_with_found_and_missing(report: dict[str, Any]) -> None:
     """found = relevant ids within the top k, in rank order; missing = the rest by grade."""
     assert [row["id"] for row in report["questions"]] == ["q1", "q2", "q3", "q4", "q5"]
@@ -77,6 +79,7 @@ def test_rows_follow_the_golden_order_with_found_and_missing(report: dict[str, A
     assert rows["q4"]["checks"] == {"hit@5": True, "recall@5": False}  # thresholds 1.0
 
 
+@pytest.mark.keyword
 def test_slices_per_tag(report: dict[str, Any]) -> None:
     """One slice per tag: its question count, evaluated count and means over evaluated ones."""
     slices = report["slices"]
@@ -89,6 +92,7 @@ def test_slices_per_tag(report: dict[str, Any]) -> None:
     assert slices["unanswerable"] == {"questions": 1, "evaluated": 0, "metrics": None}
 
 
+@pytest.mark.keyword
 def test_min_length_four_breaks_the_acronym_questions(tmp_path: Path) -> None:
     """q1-q3 retrieve nothing: recall@5 = (0 + 0 + 0 + 0.5) / 4 = 0.125, hit@5 = 1/4."""
     config_path = write_project(tmp_path)

@@ -211,6 +211,7 @@ def test_unanswerable_questions_are_not_checked() -> None:
     assert compare(report(GOOD, row("q1"), row("u1", None)), baseline, gate_settings(), BASELINE_PATH).passed
 
 
+@pytest.mark.keyword
 def test_broken_tokenizer_fails_the_gate_against_a_real_baseline(tmp_path: Path) -> None:
     """min_length = 4 on the tiny project: q1-q3 newly fail (q1 also must-pass, which fails
     the gate) and hit@5 falls to 0.25 below its 0.5 floor. recall@5 0.875 -> 0.125 is far

@@ -32,6 +32,7 @@ WORDS = sorted({word for d in TINY_CORPUS for word in f"{d['title']} {d['text']}
 queries = st.lists(st.sampled_from([*WORDS, "SSO", "2FA", "zebra", "the", ""]), max_size=6).map(" ".join)
 
 
+@pytest.mark.keyword
 @given(queries, st.integers(min_value=1, max_value=8))
 def test_hits_follow_the_retriever_rules(question: str, depth: int) -> None:
     """Any question: at most `depth` Hit(doc_id, score), unique corpus ids, finite positive
@@ -49,24 +50,28 @@ def test_hits_follow_the_retriever_rules(question: str, depth: int) -> None:
     assert check_hits(hits, depth, IDS) == hits
 
 
+@pytest.mark.keyword
 def test_acronym_query_finds_its_document_with_the_default_tokenizer() -> None:
     """'SSO' ranks the SSO article above the long article that mentions SSO once."""
     hits = DEFAULT.search("SSO", 10)
     assert [hit.doc_id for hit in hits] == ["sso-setup", "password-policy"]
 
 
+@pytest.mark.keyword
 def test_acronym_query_finds_nothing_with_min_length_four() -> None:
     """Seed 000's regression: with min_length = 4, 'SSO' is no longer a token at all."""
     assert build(min_length=4).search("SSO", 10) == []
     assert build(min_length=4).search("2FA", 10) == []
 
 
+@pytest.mark.keyword
 @pytest.mark.parametrize("question", ["", "   ", "zebra giraffe", "the and of", "?!"])
 def test_question_without_matching_tokens_returns_nothing(question: str) -> None:
     """No shared token (or only stopwords) means no hit, not arbitrary zero-score documents."""
     assert DEFAULT.search(question, 10) == []
 
 
+@pytest.mark.keyword
 def test_identical_documents_tie_and_are_ordered_by_id_descending() -> None:
     """Equal scores are broken like trec_eval (document id, descending), whatever the file
     order, and the cut at `depth` keeps the ones that order puts first."""

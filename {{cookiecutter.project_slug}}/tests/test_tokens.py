@@ -40,3 +40,10 @@ def test_pattern_decides_what_a_token_is() -> None:
     r"""A custom pattern such as [a-z0-9-]+ keeps hyphenated words whole (\w+ splits them)."""
     tokens = make_tokenizer(TokenizerSettings(pattern=r"[a-z0-9-]+"))("two-factor sign-in")
     assert tokens == ["two-factor", "sign-in"]
+
+
+def test_porter_stemmer_merges_word_forms() -> None:
+    """stemmer = "porter" (PyStemmer) maps inflected forms to one term, after stopwords."""
+    tokenize = make_tokenizer(TokenizerSettings(stemmer="porter", stopwords="lucene"))
+    assert tokenize("Regulates the regulated regulation") == ["regul", "regul", "regul"]
+    assert make_tokenizer(TokenizerSettings())("regulates regulated") == ["regulates", "regulated"]

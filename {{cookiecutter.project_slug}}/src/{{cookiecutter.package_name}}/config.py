@@ -17,14 +17,14 @@ from typing import Any
 from .answer_settings import ANSWER_CHECKS, JUDGE_KEYS, JudgeSettings, read_judge
 from .errors import EvalInputError
 from .metric_names import Metric, parse_metric
-from .tokens import STOPWORD_LISTS, TokenizerSettings
+from .tokens import STEMMERS, STOPWORD_LISTS, TokenizerSettings
 
 DEFAULT_PATH = Path("eval.toml")
 
 _SCHEMA: dict[str, set[str]] = {
     "data": {"corpus", "golden", "baseline", "report", "holdout", "summary", "html"},
     "retrieval": {"k", "depth", "metrics"},
-    "tokenizer": {"lowercase", "pattern", "min_length", "stopwords"},
+    "tokenizer": {"lowercase", "pattern", "min_length", "stopwords", "stemmer"},
     "retriever": set(),  # free-form: passed to the retriever as options
     "gate": {"metrics", "tolerance", "floors", "checks", "slices"},
     "stats": {"alpha", "confidence", "resamples", "exact_limit", "seed", "min_slice_size"},
@@ -214,6 +214,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         pattern=tok.get("pattern", TokenizerSettings.pattern),
         min_length=read.integer(tok, "tokenizer", "min_length", 1, 1),
         stopwords=tok.get("stopwords", TokenizerSettings.stopwords),
+        stemmer=tok.get("stemmer", TokenizerSettings.stemmer),
     )
     if not isinstance(tokenizer.lowercase, bool):
         raise read.fail("tokenizer.lowercase", "must be true or false", "lowercase = true")
@@ -222,6 +223,10 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
             "tokenizer.stopwords",
             f"unknown list {tokenizer.stopwords!r}",
             f"one of: {', '.join(STOPWORD_LISTS)}",
+        )
+    if tokenizer.stemmer not in STEMMERS:
+        raise read.fail(
+            "tokenizer.stemmer", f"unknown stemmer {tokenizer.stemmer!r}", f"one of: {', '.join(STEMMERS)}"
         )
     try:
         if not isinstance(tokenizer.pattern, str) or re.compile(tokenizer.pattern).groups:

@@ -22,6 +22,7 @@ import dataclasses
 from statistics import fmean
 from typing import Any
 
+from .batch import compute, judge_rankings
 from .config import Config
 from .data import Question, load_corpus, load_golden
 from .errors import EvalInputError
@@ -36,7 +37,7 @@ FORMAT = "rag-eval-report"
 VERSION = 1
 
 
-def _row(question: Question, hits: list[Hit], config: Config) -> dict[str, Any]:
+def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, float]) -> dict[str, Any]:
     ranking = [hit.doc_id for hit in hits]
     top = ranking[: config.k]
     row: dict[str, Any] = {
@@ -56,7 +57,6 @@ def _row(question: Question, hits: list[Hit], config: Config) -> dict[str, Any]:
         "checks": None,
     }
     if question.answerable:
-        values = {str(metric): metric(ranking, question.relevant) for metric in config.metrics}
         row["metrics"] = values
         row["checks"] = {str(m): values[str(m)] >= threshold for m, threshold in config.gate.checks.items()}
     return row
@@ -91,7 +91,7 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
     except OptionsError as error:
         raise EvalInputError(config.path, f"[retriever]: {error}", "fix or remove that option") from None
 
-    rows = []
+    ranked = []
     for question in questions:
         try:
             hits = check_hits(retriever.search(question.question, config.depth), config.depth, corpus)
@@ -109,7 +109,17 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
                 "fix search() in retriever.py; this question reproduces it",
                 question.line,
             ) from error
-        rows.append(_row(question, hits, config))
+        ranked.append(hits)
+
+    # All metrics for all questions in one batch (equal to metrics.py's per-question functions).
+    values = compute(
+        judge_rankings([[hit.doc_id for hit in hits] for hits in ranked], [q.relevant for q in questions]),
+        config.metrics,
+    )
+    rows = [
+        _row(question, hits, config, {name: float(column[i]) for name, column in values.items()})
+        for i, (question, hits) in enumerate(zip(questions, ranked, strict=True))
+    ]
 
     evaluated = sum(1 for row in rows if row["metrics"] is not None)
     if evaluated == 0:

@@ -6,14 +6,17 @@ import os
 import tempfile
 from pathlib import Path
 
+TEXT_MODE = {"encoding": "utf-8", "newline": "\n"}
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` in one step: a crash or a concurrent run leaves either the
-    old file or the new one, never a truncated mix (temporary file + fsync + os.replace)."""
+
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` in one step: a crash or a concurrent run leaves either
+    the old file or the new one, never a truncated mix (temporary file + fsync + os.replace)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        binary = isinstance(text, bytes)
+        with os.fdopen(handle, "wb" if binary else "w", **({} if binary else TEXT_MODE)) as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

@@ -37,14 +37,22 @@ def trec_order(hits: Iterable[Hit]) -> list[Hit]:
     return sorted(hits, key=lambda hit: (hit.score, hit.doc_id), reverse=True)
 
 
-def top_hits(scores: np.ndarray, doc_ids: Sequence[str], tiebreak: np.ndarray, depth: int) -> list[Hit]:
-    """The `depth` best documents with a positive score, best first.
+def top_hits(
+    scores: np.ndarray,
+    doc_ids: Sequence[str],
+    tiebreak: np.ndarray,
+    depth: int,
+    *,
+    positive_only: bool = True,
+) -> list[Hit]:
+    """The `depth` best documents with a positive score (any score, for `positive_only=False`:
+    a similarity such as a cosine can be negative), best first.
 
     Ties are broken as `trec_order` breaks them (document id, descending), so an exported
     run ranks the same in trec_eval as here; this is its vectorised form for whole corpora.
     `tiebreak[i]` is document i's position in ascending id order, from `ascending_id_rank`.
     """
-    candidates = np.flatnonzero(scores > 0)
+    candidates = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
     if len(candidates) > depth:
         # Keep everything that scores at least the depth-th best score, ties included.
         threshold = np.partition(scores[candidates], len(candidates) - depth)[len(candidates) - depth]

@@ -21,7 +21,17 @@ ENGLISH_STOPWORDS = frozenset(
     there these they this to was we were what when where which who why will with would you
     your""".split()
 )
-STOPWORD_LISTS = {"english": ENGLISH_STOPWORDS, "none": frozenset()}
+# Lucene's English stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET), which Anserini's BEIR
+# baselines use: choose it to compare with published BM25 numbers.
+LUCENE_STOPWORDS = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their
+    then there these they this to was will with""".split()
+)
+STOPWORD_LISTS = {"english": ENGLISH_STOPWORDS, "lucene": LUCENE_STOPWORDS, "none": frozenset()}
+# Stemmers of the PyStemmer package (Snowball's C implementation): "porter" is the classic
+# Porter stemmer (Lucene's PorterStemFilter, Anserini's default), "english" is Snowball's
+# improved English stemmer. Stemming merges "regulate", "regulates", "regulated".
+STEMMERS = ("none", "porter", "english")
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,7 @@ class TokenizerSettings:
     pattern: str = r"\w+"  # a regular expression; each match is one token
     min_length: int = 1  # tokens shorter than this are dropped
     stopwords: str = "english"  # one of STOPWORD_LISTS
+    stemmer: str = "none"  # one of STEMMERS; applied after stopword removal
 
 
 def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
@@ -46,4 +57,13 @@ def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
             if len(token) >= settings.min_length and token not in stopwords
         ]
 
-    return tokenize
+    if settings.stemmer == "none":
+        return tokenize
+    import Stemmer  # PyStemmer; imported only when a stemmer is chosen
+
+    stem_words = Stemmer.Stemmer(settings.stemmer).stemWords
+
+    def tokenize_and_stem(text: str) -> list[str]:
+        return stem_words(tokenize(text))
+
+    return tokenize_and_stem

@@ -44,23 +44,21 @@ class BM25Retriever:
                 postings[term][1].append(tf)
         n = len(documents)
         average = lengths.mean() if n and lengths.mean() > 0 else 1.0
-        # Per-document part of the denominator, computed once.
-        self.norm = options.k1 * (1 - options.b + options.b * lengths / average)
-        self.index = {
-            term: (
-                np.array(docs),
-                np.array(tfs, dtype=float),
-                math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5)),
-            )
-            for term, (docs, tfs) in postings.items()
-        }
+        norm = options.k1 * (1 - options.b + options.b * lengths / average)
+        # A sparse term x document matrix, one column of postings per term, holding each
+        # document's whole BM25 term weight: a search is then one vector add per query term.
+        self.index: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (docs, tfs) in postings.items():
+            positions, tf = np.array(docs), np.array(tfs, dtype=float)
+            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
+            self.index[term] = (positions, idf * tf * (options.k1 + 1) / (tf + norm[positions]))
 
     def search(self, question: str, depth: int) -> list[Hit]:
         scores = np.zeros(len(self.doc_ids))
         for term in self.tokenize(question):
             if term in self.index:
-                docs, tf, idf = self.index[term]
-                scores[docs] += idf * tf * (self.options.k1 + 1) / (tf + self.norm[docs])
+                docs, weights = self.index[term]
+                scores[docs] += weights  # each document at most once per term
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
 
 

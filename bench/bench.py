@@ -1,0 +1,218 @@
+"""The template's benchmark: `nox -s bench` (from the template root) runs this in one go.
+
+Sections (all by default; choose with --only metrics,scifact,scale,gate):
+  metrics  batch metrics vs pytrec_eval vs ranx at 1k x 100, 10k x 1000, 100k x 100
+  scifact  each retriever on BEIR SciFact: index time, queries/s, memory, nDCG@10, R@100
+  scale    `evaluate()` with BM25 on 10k questions x ~100k documents, and where the time goes
+  gate     wall time of `nox -R -s gate` in a warm baked demo project (venv already made)
+
+Speed goals are read off the printed ratios; the only assertion is that every tool returns
+the same metric values (1e-9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import metrics_bench
+import retrieval_bench
+
+ANSERINI = {"stemmer": "porter", "stopwords": "lucene"}  # Anserini's analyzer, as documented
+
+
+def section_scifact(package: str, scifact: Path, dense: bool) -> list[str]:
+    rows = [
+        ("bm25 (demo [tokenizer] defaults)", "bm25", {}, {}),
+        ("bm25 (porter, lucene stop words)", "bm25", ANSERINI, {}),
+    ]
+    if dense:
+        rows += [
+            ("dense all-MiniLM-L6-v2", "dense", {}, {}),
+            ("hybrid RRF (bm25 porter/lucene)", "hybrid", ANSERINI, {}),
+        ]
+    return retrieval_bench.table(package, scifact, rows)
+
+
+@contextlib.contextmanager
+def stage_timer(modules: list[object], names: list[str]) -> Iterator[dict[str, float]]:
+    """Time every call of the named functions in `modules` (wrapped for the duration)."""
+    totals: dict[str, float] = defaultdict(float)
+    saved = []
+    for module in modules:
+        for name in names:
+            original = getattr(module, name, None)
+            if original is None:
+                continue
+
+            def timed(*args, _original=original, _name=name, **kwargs):
+                start = time.perf_counter()
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    totals[_name] += time.perf_counter() - start
+
+            saved.append((module, name, original))
+            setattr(module, name, timed)
+    try:
+        yield totals
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
+
+
+def section_scale(package: str, scifact: Path, copies: int, questions: int) -> list[str]:
+    """BM25 evaluation at scale: SciFact's corpus copied `copies` times (each copy's ids and one
+    marker word differ), SciFact's queries repeated to `questions`, each judged against one copy."""
+    import importlib
+
+    evaluate = importlib.import_module(f"{package}.evaluate")
+    config_module = importlib.import_module(f"{package}.config")
+    report = importlib.import_module(f"{package}.report")
+    corpus_path, queries, qrels = retrieval_bench.load_scifact(scifact)
+    documents = [json.loads(line) for line in corpus_path.read_text(encoding="utf-8").splitlines()]
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder:
+        root = Path(folder)
+        with (root / "corpus.jsonl").open("w", encoding="utf-8") as out:
+            for copy in range(copies):
+                for d in documents:
+                    text = f"{d['text']} edition{copy}"
+                    out.write(
+                        json.dumps({"id": f"{d['id']}-{copy}", "title": d["title"], "text": text}) + "\n"
+                    )
+        ids = list(qrels)
+        with (root / "golden.jsonl").open("w", encoding="utf-8") as out:
+            for i in range(questions):
+                qid = ids[i % len(ids)]
+                copy = i % copies
+                relevant = {f"{doc}-{copy}": grade for doc, grade in qrels[qid].items()}
+                out.write(json.dumps({"id": f"q{i}", "question": queries[qid], "relevant": relevant}) + "\n")
+        (root / "eval.toml").write_text(
+            '[data]\ncorpus = "corpus.jsonl"\ngolden = "golden.jsonl"\nbaseline = "baseline.json"\n'
+            'report = "report.json"\n[retrieval]\nk = 10\ndepth = 100\n'
+            'metrics = ["ndcg@10", "recall@100", "mrr", "map", "precision@10"]\n'
+            '[tokenizer]\nstemmer = "porter"\nstopwords = "lucene"\n[retriever]\n'
+            '[gate]\nmetrics = ["ndcg@10"]\n',
+            encoding="utf-8",
+        )
+        config = config_module.load_config(root / "eval.toml")
+        stages = ["load_corpus", "load_golden", "build_retriever", "check_hits", "judge_rankings", "compute"]
+        start = time.perf_counter()
+        with stage_timer([evaluate], stages) as totals:
+            built = evaluate.build_retriever
+            bm25 = importlib.import_module(f"{package}.retrievers.bm25").build  # whatever retriever.py picks
+
+            def build_timed_search(*args, **kwargs):
+                retriever = bm25(*args, **kwargs)
+                search = retriever.search
+
+                def timed_search(*a, **k):
+                    t = time.perf_counter()
+                    try:
+                        return search(*a, **k)
+                    finally:
+                        totals["search (all questions)"] += time.perf_counter() - t
+
+                retriever.search = timed_search
+                return retriever
+
+            evaluate.build_retriever = build_timed_search
+            try:
+                result = evaluate.evaluate(config)
+            finally:
+                evaluate.build_retriever = built
+            t = time.perf_counter()
+            report.write_report(config.report, result)
+            totals["write_report"] += time.perf_counter() - t
+        total = time.perf_counter() - start
+        size = (root / "report.json").stat().st_size / 2**20
+    accounted = sum(totals.values())
+    lines = [
+        f"BM25 eval at scale: {questions:,} questions x {copies * len(documents):,} documents, depth 100 "
+        f"(porter, lucene stop words): {total:.1f} s end to end, report {size:.0f} MiB",
+    ]
+    for name, seconds in sorted(totals.items(), key=lambda item: -item[1]):
+        lines.append(f"  {name:<24} {seconds:7.2f} s  {100 * seconds / total:5.1f}%")
+    lines.append(
+        f"  {'rest (rows, slices)':<24} {total - accounted:7.2f} s  {100 * (total - accounted) / total:5.1f}%"
+    )
+    return lines
+
+
+def section_gate(template: Path, repeat: int) -> list[str]:
+    """Bake the demo (default answers), make its gate venv once, then time warm runs."""
+    with tempfile.TemporaryDirectory(prefix="bench-gate-") as folder:
+        subprocess.run(
+            [sys.executable, "-m", "cookiecutter", "--no-input", str(template), "-o", folder],
+            check=True,
+            capture_output=True,
+        )
+        (project,) = Path(folder).iterdir()
+        nox = [sys.executable, "-m", "nox", "--non-interactive"]
+        subprocess.run([*nox, "-s", "gate"], cwd=project, check=True, capture_output=True)  # warm-up
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run([*nox, "-R", "-s", "gate"], cwd=project, check=True, capture_output=True)
+            times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        subprocess.run(
+            [str(project / ".nox" / "gate" / "bin" / project.name.replace("-", "_")), "gate"],
+            cwd=project,
+            check=True,
+            capture_output=True,
+        )
+        direct = time.perf_counter() - start
+    return [
+        f"nox -R -s gate in a warm baked demo project: median {statistics.median(times):.2f} s of {repeat} "
+        f"(the gate command alone, without nox: {direct:.2f} s)"
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--package", required=True, help="import name of the baked package")
+    parser.add_argument("--template", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--scifact", type=Path, default=Path("../shared/datasets/scifact"))
+    parser.add_argument("--only", default="metrics,scifact,scale,gate")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-dense", action="store_true", help="skip the dense and hybrid SciFact rows")
+    parser.add_argument("--scale-copies", type=int, default=20)
+    parser.add_argument("--scale-questions", type=int, default=10_000)
+    args = parser.parse_args()
+    sections = args.only.split(",")
+    load = os.getloadavg()
+    print(
+        f"# {platform.node()} {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        flush=True,
+    )
+    if "metrics" in sections:
+        print("\n".join(["", *metrics_bench.run_all(args.package, args.repeat)]), flush=True)
+    if "scifact" in sections:
+        print("\n".join(["", *section_scifact(args.package, args.scifact, not args.no_dense)]), flush=True)
+    if "scale" in sections:
+        lines = section_scale(args.package, args.scifact, args.scale_copies, args.scale_questions)
+        print("\n".join(["", *lines]), flush=True)
+    if "gate" in sections:
+        print("\n".join(["", *section_gate(args.template, args.repeat)]), flush=True)
+    load = os.getloadavg()
+    print(f"\n# load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
