@@ -149,3 +149,20 @@ def test_gate_never_passes_when_no_question_was_evaluated(
     err = capsys.readouterr().err
     assert "golden.jsonl" in err and "nothing can be evaluated" in err
     assert not (project.parent / "build").exists()
+
+
+def test_a_crash_while_building_the_retriever_exits_2_and_names_the_fix(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """build_retriever itself raising (say, an index that cannot be opened) is a clear
+    error with exit 2 naming retriever.py, not a traceback; nothing is written."""
+
+    def build(documents: Any, tokenize: Any, options: Any) -> None:
+        raise FileNotFoundError("index/faiss.bin")
+
+    monkeypatch.setattr(evaluate_module, "build_retriever", build)
+    assert main(["--config", str(project), "eval"]) == 2
+    err = capsys.readouterr().err
+    assert "build_retriever raised FileNotFoundError: index/faiss.bin" in err
+    assert "fix: fix build_retriever in retriever.py" in err
+    assert not (project.parent / "build").exists()

@@ -90,6 +90,14 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
         retriever = build_retriever(list(corpus.values()), make_tokenizer(config.tokenizer), config.retriever)
     except OptionsError as error:
         raise EvalInputError(config.path, f"[retriever]: {error}", "fix or remove that option") from None
+    except EvalInputError:
+        raise
+    except Exception as error:  # a crash in the team's own build_retriever: exit 2, not a traceback
+        raise EvalInputError(
+            config.path,
+            f"build_retriever raised {type(error).__name__}: {error}",
+            "fix build_retriever in retriever.py, or the [retriever] options it reads",
+        ) from error
 
     ranked = []
     for question in questions:

@@ -9,6 +9,14 @@ from pathlib import Path
 TEXT_MODE = {"encoding": "utf-8", "newline": "\n"}
 
 
+def _default_mode() -> int:
+    """The mode a plain `open()` would give (0o666 minus the umask): mkstemp's private 0o600
+    would otherwise leave reports and baselines unreadable to the rest of the team and CI."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write `text` (or bytes) to `path` in one step: a crash or a concurrent run leaves either
     the old file or the new one, never a truncated mix (temporary file + fsync + os.replace)."""
@@ -20,6 +28,7 @@ def write_atomic(path: Path, text: str | bytes) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
+        os.chmod(temporary, _default_mode())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -167,7 +167,7 @@ def _receipt(receipt: dict[str, Any]) -> list[str]:
     ]
     judge = receipt.get("judge") or {}
     rows += [
-        ["git commit", f"<code>{escape(str(receipt.get('git_commit')))}</code>"],
+        ["git commit", f"<code>{escape(receipt.get('git_commit') or 'not a git checkout')}</code>"],
         [
             "judge / model / revision",
             escape(" / ".join(str(judge.get(k)) for k in ("name", "model", "revision"))),

@@ -135,7 +135,7 @@ def _receipt(receipt: dict[str, Any]) -> list[str]:
     ]
     for name, digest in (receipt.get("sha256") or {}).items():
         lines.append(f"| sha256 {name} | `{digest}` |")
-    lines.append(f"| git commit | `{receipt.get('git_commit')}` |")
+    lines.append(f"| git commit | `{receipt.get('git_commit') or 'not a git checkout'}` |")
     identity = " / ".join(str(judge.get(key)) for key in ("name", "model", "revision"))
     lines.append(f"| judge / model / revision | {identity} |")
     versions = ", ".join(f"{k} {v}" for k, v in (receipt.get("versions") or {}).items())
