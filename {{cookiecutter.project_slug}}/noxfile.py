@@ -28,8 +28,8 @@ def judge_backend() -> str:
 # command as the project so it is never resolved freely (that would pull a multi-GB CUDA
 # build); uv does not see the local CPU wheel, so such projects use pip (virtualenv).
 # See README, "Installing torch".
-NEEDS_TORCH = {{ "True" if cookiecutter.retriever in ["dense", "hybrid"] else "False" }} or judge_backend() == "nli"
-TORCH = ["torch==2.13.0"] if NEEDS_TORCH else []
+RETRIEVER_NEEDS_TORCH = {{ "True" if cookiecutter.retriever in ["dense", "hybrid"] else "False" }}  # it embeds with sentence-transformers
+TORCH = ["torch==2.13.0"] if RETRIEVER_NEEDS_TORCH or judge_backend() == "nli" else []
 nox.options.default_venv_backend = "virtualenv" if TORCH else "uv|virtualenv"  # uv: much faster
 nox.options.sessions = ["tests", "gate"]
 nox.options.error_on_missing_interpreters = True
