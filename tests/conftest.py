@@ -64,3 +64,14 @@ def package_of(project: Path) -> str:
 def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One bake with every default answer, shared by read-only tests."""
     return bake(tmp_path_factory.mktemp("default"))
+
+
+def assert_ships_its_true_baseline(project: Path) -> None:
+    """The report the gate just wrote equals the shipped baseline, except for the gate's own
+    verdict and where and with which library versions each ran."""
+    fresh = json.loads((project / "build" / "report.json").read_text(encoding="utf-8"))
+    shipped = json.loads((project / "evals" / "baseline.json").read_text(encoding="utf-8"))
+    assert fresh.pop("comparison")["passed"] is True  # the gate's verdict: only in its report
+    for report in (fresh, shipped):
+        del report["receipt"]["git_commit"], report["receipt"]["versions"]
+    assert fresh == shipped, "stale shipped baseline: run `nox -s baselines` at the template root"

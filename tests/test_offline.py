@@ -9,14 +9,13 @@ that environment (nox, and the project's command inside each session) loads it.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from conftest import ENV, bake, nox, package_of
 
 BLOCKER = '''
@@ -70,7 +69,7 @@ def use_local_nli_model(project: Path, tmp_path: Path) -> None:
     """Save the tiny model with the session's Python and point [judge] model at it."""
     folder = tmp_path / "nli-model"
     folder.mkdir()
-    python = str(next((project / ".nox").glob("eval*/bin/python")))
+    python = str(next((project / ".nox").glob("tests*/bin/python")))
     made = subprocess.run(
         [python, "-c", TINY_NLI_MODEL, str(folder)], capture_output=True, text=True, env=ENV
     )
@@ -81,15 +80,6 @@ def use_local_nli_model(project: Path, tmp_path: Path) -> None:
     config.write_text(
         text.replace('"cross-encoder/nli-deberta-v3-small"', json.dumps(str(folder))), encoding="utf-8"
     )
-
-
-# One entry per configuration that must run offline: (bake answers, preparation after install).
-# With the nli judge a baseline is made offline first: the shipped one was made by the lexical
-# judge, and the gate refuses to compare across judges.
-VARIANTS = [
-    pytest.param((), None, id="default"),
-    pytest.param(("judge=nli",), use_local_nli_model, id="nli-local-model"),
-]
 
 
 def listening_server() -> tuple[socket.socket, int]:
@@ -104,25 +94,14 @@ def listening_server() -> tuple[socket.socket, int]:
 CONNECT = "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5).close()"
 
 
-@pytest.mark.parametrize(("answers", "prepare"), VARIANTS)
-def test_eval_and_gate_pass_with_the_network_blocked(
-    tmp_path: Path, answers: tuple[str, ...], prepare: Callable[[Path, Path], None] | None
-) -> None:
-    project = bake(tmp_path / "bake", *answers)
-    sessions = ["eval", "gate"] if prepare is None else ["baseline", "eval", "gate"]
-    installed = nox(project, *sessions, "--install-only")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    if prepare is not None:
-        prepare(project, tmp_path)
-
+def blocked_environment(tmp_path: Path, python: str) -> tuple[dict[str, str], Path]:
+    """The environment that refuses the network, and its log; proven to block with `python`
+    (which reaches a local server normally, and not with the blocker)."""
     blocker = tmp_path / "blocker"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
     log = tmp_path / "network.log"
     offline = {**ENV, "PYTHONPATH": str(blocker), "NETWORK_BLOCK_LOG": str(log)}
-
-    # The blocker blocks: the session's Python reaches a local server normally, not with it.
-    python = str(next((project / ".nox").glob("eval*/bin/python")))
     server, port = listening_server()
     with server:
         online = subprocess.run([python, "-c", CONNECT, str(port)], capture_output=True, text=True, env=ENV)
@@ -132,14 +111,53 @@ def test_eval_and_gate_pass_with_the_network_blocked(
         )
     assert blocked.returncode != 0 and "network access is blocked" in blocked.stderr
     log.unlink()
+    return offline, log
 
-    # Offline, without reinstalling (-R): every session passes, and nothing even tried the network.
-    command = [sys.executable, "-m", "nox", "--non-interactive", "-R", "-s", *sessions]
+
+def assert_nothing_tried_the_network(log: Path, package: str, commands: int) -> None:
+    lines = log.read_text(encoding="utf-8").splitlines()
+    loaded = [line for line in lines if line.startswith("loaded") and f"/{package}'" in line]
+    assert len(loaded) == commands, f"the blocker must be loaded by each `{package}` command:\n{lines}"
+    assert not [line for line in lines if line.startswith("refused")], lines
+
+
+def test_eval_and_gate_pass_with_the_network_blocked(tmp_path: Path) -> None:
+    project = bake(tmp_path / "bake")
+    installed = nox(project, "eval", "gate", "--install-only")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    offline, log = blocked_environment(tmp_path, str(next((project / ".nox").glob("eval*/bin/python"))))
+
+    # Offline, without reinstalling (-R): both sessions pass, and nothing even tried the network.
+    command = [sys.executable, "-m", "nox", "--non-interactive", "-R", "-s", "eval", "gate"]
     result = subprocess.run(command, cwd=project, capture_output=True, text=True, env=offline, check=False)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "GATE PASSED" in result.stdout
-    lines = log.read_text(encoding="utf-8").splitlines()
+    assert_nothing_tried_the_network(log, package_of(project), 2)
+
+
+def test_nli_project_passes_its_tests_and_runs_offline_with_a_local_model(tmp_path: Path) -> None:
+    """The nli choice: `nox -s tests` installs torch (pinned, with pip) and sentence-transformers;
+    the plumbing tests pass on a tiny local model and the semantic ones skip, naming the
+    setting. Then, with [judge] model set to a local folder and every socket refused,
+    `baseline`, `eval` and `gate` pass. (The commands run from the tests session's
+    environment: each torch install costs a minute. A baseline is made first because the
+    shipped one was judged by the lexical judge, and the gate refuses to compare across judges.)"""
+    project = bake(tmp_path / "bake", "judge=nli")
+    tested = nox(project, "tests")
+    said = tested.stdout + tested.stderr
+    assert tested.returncode == 0, said[-4000:]
+    assert "torch==2.13.0" in said
+    assert re.search(r"\b(\d+) passed", said) and "RAG_EVAL_NLI_MODEL" in said
+    assert "test_judge_nli.py" in said, "the NLI tests must have run (or been skipped by name)"
+
+    use_local_nli_model(project, tmp_path)
+    bin_dir = next((project / ".nox").glob("tests*/bin"))
+    offline, log = blocked_environment(tmp_path, str(bin_dir / "python"))
     package = package_of(project)
-    commands = [line for line in lines if line.startswith("loaded") and f"/{package}'" in line]
-    assert len(commands) == len(sessions), f"the blocker must be loaded by each `{package}` command:\n{lines}"
-    assert not [line for line in lines if line.startswith("refused")], lines
+    for command in ("baseline", "eval", "gate"):
+        result = subprocess.run(
+            [str(bin_dir / package), command], cwd=project, capture_output=True, text=True, env=offline
+        )
+        assert result.returncode == 0, f"{command}:\n{result.stdout[-4000:]}{result.stderr[-4000:]}"
+    assert "GATE PASSED" in result.stdout
+    assert_nothing_tried_the_network(log, package, 3)

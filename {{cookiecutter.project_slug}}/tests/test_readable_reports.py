@@ -31,6 +31,7 @@ def gated(project: Path) -> Path:
     return project.parent
 
 
+@pytest.mark.keyword  # the failing gate comes from min_length = 4
 def test_markdown_summary_has_the_table_failures_slices_and_receipt(gated: Path) -> None:
     summary = (gated / "build" / "summary.md").read_text(encoding="utf-8")
     report = json.loads((gated / "build" / "report.json").read_text(encoding="utf-8"))
@@ -62,6 +63,7 @@ def test_summary_goes_to_the_github_step_summary_when_set(
     assert not (project.parent / "build" / "summary.md").exists()
 
 
+@pytest.mark.keyword  # the failing gate comes from min_length = 4
 def test_html_report_is_self_contained_and_escapes_text(project: Path) -> None:
     """No script, no external resource; plots are inline SVG; question text is escaped."""
     hostile = {**TINY_GOLDEN[3], "question": 'download invoices <script>alert("x")</script>'}
@@ -119,6 +121,7 @@ def png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
     return width, height, pixels
 
 
+@pytest.mark.keyword  # the failing gate comes from min_length = 4
 @pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium on PATH: `apt-get install chromium` to run this check"
 )
