@@ -166,3 +166,90 @@ def test_a_crash_while_building_the_retriever_exits_2_and_names_the_fix(
     assert "build_retriever raised FileNotFoundError: index/faiss.bin" in err
     assert "fix: fix build_retriever in retriever.py" in err
     assert not (project.parent / "build").exists()
+
+
+class Batched:
+    """The shipped retriever behind `search_many` only, counting calls; `search` must not be used."""
+
+    def __init__(self, inner: Any, answer: Callable[[list[str], int], Any] | None):
+        self.inner, self.answer, self.calls = inner, answer, []
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        raise AssertionError("search() called although search_many() exists")
+
+    def search_many(self, questions: list[str], depth: int) -> Any:
+        self.calls.append(list(questions))
+        if self.answer is not None:
+            return self.answer(questions, depth)
+        return [self.inner.search(question, depth) for question in questions]
+
+
+Answer = Callable[[list[str], int], Any]
+
+
+def use_batched(monkeypatch: pytest.MonkeyPatch, answer: Answer | None = None) -> list[Batched]:
+    """Make evaluate() build Batched around the retriever from retriever.py; return what it built."""
+    made: list[Batched] = []
+
+    def build(documents: Any, tokenize: Any, options: Any) -> Batched:
+        made.append(Batched(build_retriever(documents, tokenize, options), answer))
+        return made[-1]
+
+    monkeypatch.setattr(evaluate_module, "build_retriever", build)
+    return made
+
+
+def test_search_many_answers_every_question_in_one_call_with_the_same_report(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retriever with search_many is asked once, for all questions in golden-set order;
+    search() is never called, not even by the generator (it reuses the evaluated hits), and
+    the report is the one the same hits give through search()."""
+    assert main(["--config", str(project), "eval", "--quiet"]) == 0
+    report_path = project.parent / "build" / "report.json"
+    plain = json.loads(report_path.read_text(encoding="utf-8"))
+    made = use_batched(monkeypatch)
+    assert main(["--config", str(project), "eval", "--quiet"]) == 0
+    batched = json.loads(report_path.read_text(encoding="utf-8"))
+    (retriever,) = made
+    assert retriever.calls == [[row["question"] for row in plain["questions"]]]
+    assert batched["questions"] == plain["questions"] and batched["aggregate"] == plain["aggregate"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (lambda questions, depth: crash(depth), "search_many raised TimeoutError: vector store did not"),
+        (lambda questions, depth: [[]] * (len(questions) - 1), "one list of hits per question (5), got 4"),
+        (lambda questions, depth: None, "one list of hits per question (5), got NoneType"),
+    ],
+    ids=["raises", "one answer short", "not a list"],
+)
+def test_a_broken_search_many_exits_2_and_names_the_fix(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    answer: Answer,
+    problem: str,
+) -> None:
+    """A crash in search_many, or not one list per question: exit 2, the fix, nothing written."""
+    use_batched(monkeypatch, answer)
+    assert main(["--config", str(project), "eval"]) == 2
+    err = capsys.readouterr().err
+    assert "golden.jsonl" in err and problem in err
+    assert "fix: fix search_many() in retriever.py" in err
+    assert not (project.parent / "build").exists()
+
+
+def test_a_bad_answer_from_search_many_names_its_question(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each list search_many returns is checked like one from search(): q2's bad list names q2."""
+
+    def answer(questions: list[str], depth: int) -> list[list[Hit]]:
+        return [[Hit("2fa-setup", math.nan)] if q == TARGET else [] for q in questions]
+
+    use_batched(monkeypatch, answer)
+    assert main(["--config", str(project), "eval"]) == 2
+    err = capsys.readouterr().err
+    assert "golden.jsonl:2: question 'q2':" in err and "score of '2fa-setup' is nan" in err

@@ -36,3 +36,12 @@ def test_scores_are_reciprocal_rank_fusion_of_both_rankings(
     hits = retriever.search(question, 3)
     assert [hit.doc_id for hit in hits] == order[:3]
     assert [hit.score for hit in hits] == pytest.approx([expected[d] for d in order[:3]], rel=1e-12)
+
+
+def test_many_questions_at_once_fuse_as_one_at_a_time(retriever: hybrid.HybridRetriever) -> None:
+    """search_many fuses each question's own two rankings: the same hits as search, in order."""
+    questions = ["download invoices", "I can't remember how to log in", "SSO password"]
+    together = retriever.search_many(questions, 3)
+    assert [[h.doc_id for h in hits] for hits in together] == [
+        [h.doc_id for h in retriever.search(q, 3)] for q in questions
+    ]

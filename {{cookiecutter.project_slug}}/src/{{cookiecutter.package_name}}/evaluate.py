@@ -27,7 +27,7 @@ from .config import Config
 from .data import Question, load_corpus, load_golden
 from .errors import EvalInputError
 from .generation import evaluate_answers
-from .ranking import Hit, RetrieverOutputError, check_hits
+from .ranking import Hit, Remembered, RetrieverOutputError, check_hits
 from .receipt import build_receipt
 from .retriever import build_retriever
 from .retrievers import OptionsError
@@ -78,6 +78,29 @@ def _retriever_settings(retriever: object, config: Config) -> dict[str, Any]:
     return {"name": type(retriever).__name__, "options": effective}
 
 
+def _search_many(retriever: object, questions: list[Question], config: Config) -> list[object] | None:
+    """All questions in one call to the retriever's optional `search_many` (see ranking.py);
+    None when it has none. Each answer is then checked like one from `search`."""
+    many = getattr(retriever, "search_many", None)
+    if not callable(many):
+        return None
+    fix = "fix search_many() in retriever.py, or remove it to have search() called per question"
+    try:
+        answered = many([question.question for question in questions], config.depth)
+    except Exception as error:  # a crash in the team's own retriever: exit 2, not a traceback
+        raise EvalInputError(
+            config.golden, f"search_many raised {type(error).__name__}: {error}", fix
+        ) from error
+    if not isinstance(answered, list | tuple) or len(answered) != len(questions):
+        got = f"{len(answered)} lists" if isinstance(answered, list | tuple) else type(answered).__name__
+        raise EvalInputError(
+            config.golden,
+            f"search_many must return one list of hits per question ({len(questions)}), got {got}",
+            fix,
+        )
+    return list(answered)
+
+
 def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[str, Any]:
     """Evaluate the retriever from `retriever.py` on the golden set named in `config`.
 
@@ -99,10 +122,12 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
             "fix build_retriever in retriever.py, or the [retriever] options it reads",
         ) from error
 
+    answered = _search_many(retriever, questions, config)  # None: the retriever has no search_many
     ranked = []
-    for question in questions:
+    for i, question in enumerate(questions):
         try:
-            hits = check_hits(retriever.search(question.question, config.depth), config.depth, corpus)
+            found = answered[i] if answered is not None else retriever.search(question.question, config.depth)
+            hits = check_hits(found, config.depth, corpus)
         except RetrieverOutputError as error:
             raise EvalInputError(
                 config.golden,
@@ -136,7 +161,8 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
             "no answerable question, so nothing can be evaluated",
             "add questions with relevant documents ('answerable': true)",
         )
-    answers = evaluate_answers(config, questions, corpus, retriever)
+    known = {question.question: hits for question, hits in zip(questions, ranked, strict=True)}
+    answers = evaluate_answers(config, questions, corpus, Remembered(retriever, known, config.depth))
     for row, answer in zip(rows, answers.rows, strict=True):
         row["answer"] = answer
     if judge_stats is not None:

@@ -20,8 +20,42 @@ class Retriever(Protocol):
 
         Return only documents you would actually show the generator: an empty list is a
         valid answer (and scores zero on every metric).
+
+        Optional: a method `search_many(questions: list[str], depth: int) -> list[list[Hit]]`
+        answering many questions in one call (an embedding model encodes them in batches,
+        a service takes them in one request). The evaluator then calls it once instead of
+        `search` per question; it must return one list of hits per question, in order.
         """
         ...
+
+
+def search_all(retriever: Retriever, questions: list[str], depth: int) -> list[list[Hit]]:
+    """Every question's hits: one `search_many` call when the retriever has one, otherwise
+    `search` per question."""
+    many = getattr(retriever, "search_many", None)
+    return many(questions, depth) if callable(many) else [retriever.search(q, depth) for q in questions]
+
+
+class Remembered:
+    """`retriever`, answering questions it has already answered from memory.
+
+    The generator gets this: it sees exactly the hits that were evaluated, and a slow
+    retriever (an embedding model, a remote service) is not run twice per question. A
+    question it has not seen, or a deeper search, goes to the retriever itself; so does any
+    other attribute.
+    """
+
+    def __init__(self, retriever: Retriever, known: dict[str, list[Hit]], depth: int):
+        self.retriever, self.known, self.depth = retriever, known, depth
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        hits = self.known.get(question)
+        if hits is None or depth > self.depth:
+            return self.retriever.search(question, depth)
+        return hits[:depth]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.retriever, name)
 
 
 class RetrieverOutputError(Exception):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import Document
-from ..ranking import Hit, ascending_id_rank, top_hits
+from ..ranking import Hit, ascending_id_rank, search_all, top_hits
 from ..tokens import Tokenizer
 from . import bm25, dense, parse_options
 
@@ -49,9 +49,17 @@ class HybridRetriever:
         ]
 
     def search(self, question: str, depth: int) -> list[Hit]:
+        return self.search_many([question], depth)[0]
+
+    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
+        """Each part answers every question at once (the dense part encodes them in batches)."""
+        per_part = [search_all(part, questions, self.options.candidates) for part in self.parts]
+        return [self._fuse([answers[i] for answers in per_part], depth) for i in range(len(questions))]
+
+    def _fuse(self, rankings: list[list[Hit]], depth: int) -> list[Hit]:
         scores = np.zeros(len(self.doc_ids))
-        for part in self.parts:
-            for rank, hit in enumerate(part.search(question, self.options.candidates), start=1):
+        for ranking in rankings:
+            for rank, hit in enumerate(ranking, start=1):
                 scores[self.position[hit.doc_id]] += 1.0 / (self.options.rrf_k + rank)
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)  # equal fused scores: by id
 
