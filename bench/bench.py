@@ -107,14 +107,24 @@ def section_scale(package: str, scifact: Path, copies: int, questions: int) -> l
             encoding="utf-8",
         )
         config = config_module.load_config(root / "eval.toml")
-        stages = ["load_corpus", "load_golden", "build_retriever", "check_hits", "judge_rankings", "compute"]
+        stages = [
+            "load_corpus",
+            "load_golden",
+            "build_retriever",
+            "check_hits",
+            "judge_rankings",
+            "compute",
+            "evaluate_answers",  # generation and the faithfulness judge
+        ]
         start = time.perf_counter()
         with stage_timer([evaluate], stages) as totals:
             built = evaluate.build_retriever
             bm25 = importlib.import_module(f"{package}.retrievers.bm25").build  # whatever retriever.py picks
 
             def build_timed_search(*args, **kwargs):
+                t = time.perf_counter()
                 retriever = bm25(*args, **kwargs)
+                totals["build_retriever"] += time.perf_counter() - t
                 search = retriever.search
 
                 def timed_search(*a, **k):

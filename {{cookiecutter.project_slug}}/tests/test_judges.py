@@ -191,3 +191,13 @@ def test_windows_are_one_and_two_sentences_within_each_context() -> None:
         "Second one. Third one.",
         "Other doc.",
     ]
+
+
+def test_one_batch_of_many_answers_judges_each_claim_as_alone() -> None:
+    """verdicts() reuses an answer's windows across its claims: a batch mixing answers and
+    contexts (the same contexts again after others) gives every claim its verdict alone."""
+    cases = [*HALLUCINATIONS, *FAITHFUL]
+    items = [(claim, (context,)) for _, claim, context in cases]
+    items += [(claim, (context, REFUNDS)) for _, claim, context in reversed(cases)]
+    items += [(claim, (REFUNDS,)) for _, claim, _ in cases]  # one answer's many claims
+    assert JUDGE.verdicts(items) == [JUDGE.verdicts([item])[0] for item in items]

@@ -4,6 +4,9 @@
 
     search(question: str, depth: int) -> list[Hit]     # Hit(doc_id, score), best first
 
+and, optionally, `search_many(questions: list[str], depth: int) -> list[list[Hit]]` to
+answer every question in one call (batched encoding, a bulk API); the evaluator then uses it.
+
 Rules the evaluator checks (and stops with a clear error, exit code 2, if broken):
 at most `depth` hits; document ids from evals/corpus.jsonl; each id at most once; finite
 scores that do not increase down the list. An empty list is fine: it scores zero.

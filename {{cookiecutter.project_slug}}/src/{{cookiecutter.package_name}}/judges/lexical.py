@@ -16,7 +16,7 @@ from typing import Any
 
 from ..claims import windows
 from . import Item, Verdict, decide
-from .words import content_terms, raw_words, stem
+from .words import content_terms, raw_words, stem, term_set
 
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z0-9]*|[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*)\b")
 
@@ -35,7 +35,7 @@ def names(claim: str) -> set[str]:
 def coverage(claim: str, window: str) -> float:
     """Share of the claim's content words present in the window (1.0 for an empty claim)."""
     terms = content_terms(claim)
-    have = set(content_terms(window))
+    have = term_set(window)
     if not terms:
         return 1.0
     return sum(term in have for term in terms) / len(terms)
@@ -53,10 +53,14 @@ class LexicalJudge:
         self.identity = {"name": "lexical", "model": None, "revision": None, "threshold": threshold}
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
-        return [
-            decide(claim, [(coverage(claim, w), w) for w in windows(contexts)], self.threshold, missing_name)
-            for claim, contexts in items
-        ]
+        found, last, split = [], None, []
+        for claim, contexts in items:
+            if contexts != last:  # an answer's claims come together and share its contexts
+                last, split = contexts, windows(contexts)
+            found.append(
+                decide(claim, [(coverage(claim, w), w) for w in split], self.threshold, missing_name)
+            )
+        return found
 
 
 def build(settings: Any, config_path: Any) -> LexicalJudge:

@@ -8,6 +8,7 @@ meet as "refund". Number words up to ninety become digits so "twelve characters"
 
 from __future__ import annotations
 
+import functools
 import re
 
 STOPWORDS = frozenset(
@@ -96,7 +97,10 @@ def number_value(word: str) -> str | None:
     return None
 
 
-def content_terms(text: str) -> list[str]:
+# Cached: a judge checks every claim of an answer against the same context windows, and the
+# same documents come back as context for many questions.
+@functools.lru_cache(maxsize=1 << 14)
+def content_terms(text: str) -> tuple[str, ...]:
     """Stemmed words that carry meaning: stopwords dropped, numbers in digits, order kept."""
     terms = []
     for word in raw_words(text.replace("-", " ")):
@@ -104,4 +108,10 @@ def content_terms(text: str) -> list[str]:
             continue
         value = number_value(word)
         terms.append(value if value is not None else stem(word.replace("'", "")))
-    return terms
+    return tuple(terms)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct `content_terms` of `text`."""
+    return frozenset(content_terms(text))
