@@ -73,8 +73,16 @@ def test_default_model_id_resolves_to_the_packaged_copy() -> None:
 def test_many_questions_at_once_rank_as_one_at_a_time(tmp_path: Path) -> None:
     """search_many (batched encoding, one matrix product per batch) gives each question the
     ranking search gives it alone, scores equal to float32 precision, across batch edges."""
-    retriever = dense.build(DOCUMENTS, lambda text: text.split(), {"cache_dir": str(tmp_path), "batch_size": 2})
-    questions = ["I can't remember how to log in", "where are my bills", "clock settings", "reset password now", "pdf"]
+    retriever = dense.build(
+        DOCUMENTS, lambda text: text.split(), {"cache_dir": str(tmp_path), "batch_size": 2}
+    )
+    questions = [
+        "I can't remember how to log in",
+        "where are my bills",
+        "clock settings",
+        "reset password now",
+        "pdf",
+    ]
     together = retriever.search_many(questions, 3)
     assert len(together) == len(questions)
     for question, hits in zip(questions, together, strict=True):
