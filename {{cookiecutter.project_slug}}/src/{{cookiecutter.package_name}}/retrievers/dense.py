@@ -125,8 +125,9 @@ class DenseRetriever:
     def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
         """Every question at once: encoded in batches of `batch_size` and scored against the
         corpus by one matrix product per batch, many times faster than one at a time. (The
-        model pads a batch to its longest question; scores can differ from a question encoded
-        alone in the last float digits, never in anything a metric rounds to.)"""
+        model pads a batch to its longest question, so a score can differ from the question
+        encoded alone in its last float digits; only documents whose scores are that close
+        can swap places.)"""
         queries = self.model.encode(
             list(questions),
             batch_size=self.options.batch_size,
