@@ -168,10 +168,13 @@ def test_a_crash_while_building_the_retriever_exits_2_and_names_the_fix(
     assert not (project.parent / "build").exists()
 
 
+Answer = Callable[[list[str], int], Any]
+
+
 class Batched:
     """The shipped retriever behind `search_many` only, counting calls; `search` must not be used."""
 
-    def __init__(self, inner: Any, answer: Callable[[list[str], int], Any] | None):
+    def __init__(self, inner: Any, answer: Answer | None):
         self.inner, self.answer, self.calls = inner, answer, []
 
     def search(self, question: str, depth: int) -> list[Hit]:
@@ -182,9 +185,6 @@ class Batched:
         if self.answer is not None:
             return self.answer(questions, depth)
         return [self.inner.search(question, depth) for question in questions]
-
-
-Answer = Callable[[list[str], int], Any]
 
 
 def use_batched(monkeypatch: pytest.MonkeyPatch, answer: Answer | None = None) -> list[Batched]:
@@ -253,3 +253,4 @@ def test_a_bad_answer_from_search_many_names_its_question(
     assert main(["--config", str(project), "eval"]) == 2
     err = capsys.readouterr().err
     assert "golden.jsonl:2: question 'q2':" in err and "score of '2fa-setup' is nan" in err
+    assert "fix: fix search_many() in retriever.py" in err

@@ -140,7 +140,7 @@ def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]
     relevant = grade >= 1
     docs = list(compress(chain.from_iterable(judged), relevant.tolist()))
     relevant_question, relevant_grade = question[relevant], grade[relevant]
-    score, ahead, ahead_or_tied = _rank_scored(rows, docs, np.bincount(relevant_question, minlength=len(ids)))
+    score, ahead, ahead_or_tied = _rank_scored(rows, docs, relevant_question)
 
     retrieved = ~np.isnan(score)
     where = np.flatnonzero(retrieved)
@@ -152,9 +152,9 @@ def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]
 
 
 def _rank_scored(
-    rows: list[Mapping[str, float]], docs: list[str], docs_per_row: np.ndarray
+    rows: list[Mapping[str, float]], docs: list[str], owner: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each of `docs` (the first docs_per_row[0] belong to rows[0], and so on): its score
+    """For each of `docs` (docs[i] belongs to rows[owner[i]]; `owner` ascending): its score
     in its row (NaN: not there), and how many of the row's scores are > it and >= it.
 
     A block of rows at a time: the block's scores are read into a small matrix with
@@ -163,7 +163,7 @@ def _rank_scored(
     """
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
     get = dict.get if all(type(row) is dict for row in rows) else _get
-    owner = np.repeat(np.arange(len(rows), dtype=np.int64), docs_per_row)
+    docs_per_row = np.bincount(owner, minlength=len(rows))
     row_ends = np.concatenate(([0], np.cumsum(lengths))).tolist()
     doc_ends = np.concatenate(([0], np.cumsum(docs_per_row))).tolist()
     score = np.empty(len(docs))

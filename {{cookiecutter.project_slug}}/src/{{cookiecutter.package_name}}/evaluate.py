@@ -123,6 +123,7 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
         ) from error
 
     answered = _search_many(retriever, questions, config)  # None: the retriever has no search_many
+    method = "search()" if answered is None else "search_many()"  # the one to fix
     ranked = []
     for i, question in enumerate(questions):
         try:
@@ -132,7 +133,7 @@ def evaluate(config: Config, judge_stats: dict[str, int] | None = None) -> dict[
             raise EvalInputError(
                 config.golden,
                 f"question {question.id!r}: bad retriever output: {error}",
-                "fix search() in retriever.py (see the rules in its docstring)",
+                f"fix {method} in retriever.py (see the rules in its docstring)",
                 question.line,
             ) from None
         except Exception as error:  # a crash in the team's own retriever: name the question
