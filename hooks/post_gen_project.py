@@ -4,12 +4,12 @@ Runs inside the freshly generated project with the interpreter that runs cookiec
 standard library only. Idempotent; never runs git, prompts or touches the network, because
 `cruft update` runs it again on a fresh render.
 
-- Retrievers: every module in `src/<package>/retrievers/` other than the chosen one, the
-  ones it is built from (`BUILT_FROM`) and `__init__.py` is removed, with its
-  `tests/test_<module>.py` if any, so adding a retriever choice is one module plus one line
-  in `cookiecutter.json`.
-- Judges: `src/<package>/judges/nli.py` and its tests are removed unless the NLI judge
-  was chosen, so a lexical project carries no model code and needs no torch.
+- Retrievers: every module in `src/<package>/retrieval/retrievers/` other than the chosen
+  one, the ones it is built from (`BUILT_FROM`) and `__init__.py` is removed, with its
+  `tests/engine/retrieval/retrievers/test_<module>.py` if any, so adding a retriever choice
+  is one module plus one line in `cookiecutter.json`.
+- Judges: `src/<package>/answers/judges/nli.py` and its tests are removed unless the NLI
+  judge was chosen, so a lexical project carries no model code and needs no torch.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
   becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise the
   project starts without a baseline and says how to make one.
@@ -30,18 +30,19 @@ BUILT_FROM = {"hybrid": {"bm25", "dense"}}
 
 
 def keep_chosen_retriever(project: Path, package: str, retriever: str) -> None:
-    folder = project / "src" / package / "retrievers"
+    folder = project / "src" / package / "retrieval" / "retrievers"
+    tests = project / "tests" / "engine" / "retrieval" / "retrievers"
     keep = {"__init__", retriever, *BUILT_FROM.get(retriever, ())}
     for module in folder.glob("*.py"):
         if module.stem not in keep:
             module.unlink()
-            (project / "tests" / f"test_{module.stem}.py").unlink(missing_ok=True)
+            (tests / f"test_{module.stem}.py").unlink(missing_ok=True)
 
 
 def keep_chosen_judge(project: Path, package: str, judge: str) -> None:
     if judge != "nli":
-        (project / "src" / package / "judges" / "nli.py").unlink(missing_ok=True)
-        (project / "tests" / "test_judge_nli.py").unlink(missing_ok=True)
+        (project / "src" / package / "answers" / "judges" / "nli.py").unlink(missing_ok=True)
+        (project / "tests" / "engine" / "answers" / "test_judge_nli.py").unlink(missing_ok=True)
 
 
 def place_baseline(project: Path, retriever: str, k: int, judge: str = "lexical") -> str | None:

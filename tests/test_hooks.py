@@ -52,11 +52,12 @@ def test_post_gen_hook_keeps_only_the_chosen_retriever(
 ) -> None:
     """The chosen module and those it is built from, with their tests; nothing else."""
     project = bake(tmp_path, f"retriever={retriever}")
-    modules = sorted(p.name for p in project.glob("src/*/retrievers/*.py"))
+    modules = sorted(p.name for p in project.glob("src/*/retrieval/retrievers/*.py"))
     assert modules == sorted(["__init__.py", f"{retriever}.py", *kept])
     has_dense = "dense.py" in modules
-    assert (project / "tests" / "test_dense.py").is_file() == has_dense
-    assert (project / "tests" / "test_hybrid.py").is_file() == (retriever == "hybrid")
+    tests = project / "tests" / "engine" / "retrieval" / "retrievers"
+    assert (tests / "test_dense.py").is_file() == has_dense
+    assert (tests / "test_hybrid.py").is_file() == (retriever == "hybrid")
     assert (project / "evals" / "baseline.json").is_file()
     assert not (project / "evals" / "baselines").exists()
 
@@ -68,10 +69,10 @@ def test_post_gen_hook_keeps_only_the_chosen_judge(tmp_path: Path, judge: str) -
     result = bake_cli(tmp_path, f"judge={judge}")
     assert result.returncode == 0, result.stderr
     (project,) = tmp_path.iterdir()
-    modules = sorted(p.name for p in project.glob("src/*/judges/*.py"))
-    expected = ["__init__.py", "guard.py", "lexical.py", "words.py"] + (["nli.py"] if judge == "nli" else [])
+    modules = sorted(p.name for p in project.glob("src/*/answers/judges/*.py"))
+    expected = ["__init__.py", "claims.py", "guard.py", "lexical.py", "words.py"] + (["nli.py"] if judge == "nli" else [])
     assert modules == sorted(expected)
-    assert (project / "tests" / "test_judge_nli.py").exists() == (judge == "nli")
+    assert (project / "tests" / "engine" / "answers" / "test_judge_nli.py").exists() == (judge == "nli")
     assert (project / "evals" / "baseline.json").exists() == (judge == "lexical")
     if judge == "nli":
         assert "judged by the lexical judge; you chose nli" in result.stdout

@@ -75,8 +75,7 @@ def gate(session: nox.Session) -> None:
 def screenshot(session: nox.Session) -> None:
     """Open the gate's HTML report in headless Chromium, offline; save a PNG next to it.
     Needs Chromium (Debian/Ubuntu: `apt-get install chromium`); run `nox -s gate` first."""
-    install(session)
-    session.run("python", "-m", f"{COMMAND}.browser")
+    session.run("python", "tools/screenshot.py", *session.posargs)  # standard library only
 
 
 @nox.session

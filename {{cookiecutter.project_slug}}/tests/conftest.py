@@ -1,4 +1,11 @@
-"""Shared test helpers: a deterministic Hypothesis profile and a tiny project in tmp_path.
+"""Shared test helpers: the shipped system, a deterministic Hypothesis profile and a tiny
+project in tmp_path.
+
+Whose tests are whose: everything under tests/engine/ tests the template's engine (it mirrors
+the package's folders). Those tests never use your retriever.py or generator.py: they build
+the retriever this project shipped with and the stand-in generator directly (`SHIPPED`), so
+they stay green whatever you put in your files. tests/test_quality_gate.py is yours: it runs
+the gate on your system, your data and your baseline.
 
 Unit and command-line tests never read the shipped demo data in evals/ (teams replace it):
 they write the small corpus, golden set and eval.toml below into a temporary folder.
@@ -33,7 +40,29 @@ from hypothesis import settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a model hub
 
-from {{ cookiecutter.package_name }} import retrievers
+from {{ cookiecutter.package_name }} import cli, run
+from {{ cookiecutter.package_name }}.answers import stand_in
+from {{ cookiecutter.package_name }}.api import System
+from {{ cookiecutter.package_name }}.retrieval import retrievers
+from {{ cookiecutter.package_name }}.retrieval.retrievers import {{ cookiecutter.retriever }} as shipped_retriever
+from {{ cookiecutter.package_name }}.settings.config import Config
+
+# The system the engine's tests run: the retriever this project shipped with and the
+# stand-in generator, built directly (never through the team's retriever.py/generator.py).
+SHIPPED = System(shipped_retriever.build, stand_in.build)
+
+
+def run_cli(argv: list[str], system: System = SHIPPED) -> int:
+    """The command line, as `main` runs it, on `system` (the shipped one unless given)."""
+    return cli.main(argv, system)
+
+
+def evaluate_shipped(
+    config: Config, judge_stats: dict[str, int] | None = None, system: System = SHIPPED
+) -> dict[str, Any]:
+    """The orchestrator's evaluate() on `system` (the shipped one unless given)."""
+    return run.evaluate(config, system, judge_stats)
+
 
 # Deterministic CI: the same examples on every run, no example database written to disk.
 settings.register_profile(

@@ -1,4 +1,5 @@
-"""The quality gate as tests: the shipped eval.toml, golden set and committed baseline.
+"""YOUR TESTS (team-owned): the quality gate as tests, on your system (retriever.py and
+generator.py), your eval.toml, your golden set and your committed baseline.
 
 Run with `pytest -m gate` (the default run skips these: they test your data and retriever,
 not the code). Each test checks one of the gate's rules and, when it fails, lists the
@@ -11,12 +12,13 @@ from __future__ import annotations
 import pytest
 from conftest import PROJECT_ROOT
 
-from {{ cookiecutter.package_name }}.config import load_config
+from {{ cookiecutter.package_name }}.cli import team_system
 from {{ cookiecutter.package_name }}.errors import EvalInputError
-from {{ cookiecutter.package_name }}.evaluate import evaluate
-from {{ cookiecutter.package_name }}.gate import Failure, GateResult, compare
-from {{ cookiecutter.package_name }}.receipt import check_same_data
-from {{ cookiecutter.package_name }}.report import read_report
+from {{ cookiecutter.package_name }}.gate.receipt import check_same_data
+from {{ cookiecutter.package_name }}.gate.rules import Failure, GateResult, compare
+from {{ cookiecutter.package_name }}.inputs.reports import read_report
+from {{ cookiecutter.package_name }}.run import evaluate
+from {{ cookiecutter.package_name }}.settings.config import load_config
 
 pytestmark = pytest.mark.gate
 
@@ -28,7 +30,7 @@ def gate_result() -> GateResult:
         config = load_config(PROJECT_ROOT / "eval.toml")
         baseline = read_report(config.baseline)
         check_same_data(baseline, config, config.baseline, accept=False)
-        return compare(evaluate(config), baseline, config.gate, config.baseline, config.stats)
+        return compare(evaluate(config, team_system()), baseline, config.gate, config.baseline, config.stats)
     except EvalInputError as error:
         pytest.fail(f"the gate cannot run (exit code 2 in `nox -s gate`):\n{error}", pytrace=False)
 

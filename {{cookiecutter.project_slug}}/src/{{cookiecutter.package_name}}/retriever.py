@@ -1,4 +1,7 @@
-"""THE SYSTEM UNDER TEST: edit this file to evaluate your own retriever.
+"""YOUR FILE (team-owned): the retriever under test. Edit it to evaluate your own retriever.
+
+The template's engine never imports this file; the command line hands `build_retriever` to
+it. `cruft update` never touches it, and the engine's tests do not depend on what is here.
 
 `build_retriever` returns any object with
 
@@ -32,14 +35,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .data import Document
-from .ranking import Hit, Retriever
-from .retrievers import {{ cookiecutter.retriever }}
-from .tokens import Tokenizer
+from .api import Document, Hit, Retriever, Tokenizer
+from .retrieval.retrievers import {{ cookiecutter.retriever }}
 
 __all__ = ["Hit", "Retriever", "build_retriever"]
 
 
 def build_retriever(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> Retriever:
-    """Return the retriever to evaluate. Shipped: `retrievers/{{ cookiecutter.retriever }}.py`."""
+    """Return the retriever to evaluate. Shipped: `retrieval/retrievers/{{ cookiecutter.retriever }}.py`."""
     return {{ cookiecutter.retriever }}.build(documents, tokenize, options)

@@ -1,0 +1,2 @@
+"""Answers: the checks on every answer (checks.py), the stand-in generator, the faithfulness
+judges (judges/), their verdict cache and their calibration against human labels."""

@@ -1,0 +1,142 @@
+"""Answer every golden question and check each answer: abstention, key facts, faithfulness.
+
+Per question (the report row's "answer"):
+  abstention    1 when the system abstained exactly when the question is unanswerable
+  key_facts     1 when the answer holds every `must_include` string, compared after case
+                and whitespace normalisation (answerable questions only, else null)
+  faithfulness  share of the answer's sentences (claims) the judge finds supported by the
+                contexts the answer used (answered questions only, else null), with the
+                unsupported claims and why
+Aggregates: abstention over all questions, key_facts over answerable ones, faithfulness
+over answered ones (0 when nothing was answered: always abstaining cannot pass a floor).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from ..api import Answer, Document, Generator
+from ..errors import EvalInputError
+from ..inputs.data import Question
+from .cache import VerdictCache
+from .contract import AnswerOutputError, check_answer
+from .judges import Item, Verdict, build_judge
+from .judges.claims import split_sentences
+from .settings import ANSWER_CHECKS, JudgeSettings
+
+
+def normalise(text: str) -> str:
+    """Lower case, every run of whitespace one space, trimmed: how key facts are compared."""
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def missing_facts(answer: str, must_include: list[str]) -> list[str]:
+    """The `must_include` strings not in the answer (after normalising both)."""
+    text = normalise(answer)
+    return [fact for fact in must_include if normalise(fact) not in text]
+
+
+@dataclass
+class AnswerResults:
+    rows: list[dict[str, Any]]  # one per question, in golden-set order
+    aggregate: dict[str, float]
+    judge: dict[str, Any]  # the judge's identity, recorded in the report settings
+    cache: dict[str, int]  # hits, misses and model calls of this run
+
+
+def _answer(generator: Generator, question: Question, corpus: dict[str, Document], golden: Path) -> Answer:
+    try:
+        return check_answer(generator.answer(question.question), corpus)
+    except AnswerOutputError as error:
+        problem = f"question {question.id!r}: bad generator output: {error}"
+        raise EvalInputError(golden, problem, "fix answer() in generator.py", question.line) from None
+    except Exception as error:  # a crash in the team's own generator: name the question
+        raise EvalInputError(
+            golden,
+            f"question {question.id!r}: the generator raised {type(error).__name__}: {error}",
+            "fix answer() in generator.py; this question reproduces it",
+            question.line,
+        ) from error
+
+
+def judge_all(
+    items: list[Item], settings: JudgeSettings, config_path: Path
+) -> tuple[list[Verdict], dict[str, int]]:
+    """Verdicts for every item: from the cache when possible, else from one batched judge
+    call. The judge (and its model) is loaded only when something is not cached."""
+    cache = VerdictCache(settings.cache, settings.identity())
+    found = [cache.get(item) for item in items]
+    todo = [item for item, verdict in zip(items, found, strict=True) if verdict is None]
+    calls = 0
+    if todo:
+        fresh = iter(build_judge(settings, config_path).verdicts(todo))
+        calls = 1
+        found = [verdict if verdict is not None else next(fresh) for verdict in found]
+    for item, verdict in zip(items, found, strict=True):
+        cache.put(item, verdict)
+    cache.save()
+    stats = {"hits": cache.hits, "misses": cache.misses, "judge_calls": calls}
+    return found, stats  # type: ignore[return-value]
+
+
+def evaluate_answers(
+    generator: Generator,
+    questions: list[Question],
+    corpus: dict[str, Document],
+    judge: JudgeSettings,
+    *,
+    golden: Path,
+    config_path: Path,
+    track: Callable[[list[Question]], Iterable[Question]] = iter,
+    judging: Callable[[], AbstractContextManager[None]] = nullcontext,
+) -> AnswerResults:
+    """Answer every question with `generator` and check each answer (see the module doc).
+
+    `golden` and `config_path` only name the files in error messages: the golden set for a
+    question whose answer is broken, eval.toml for a judge that cannot be built. `track` and
+    `judging` show progress (the orchestrator's bars): over the questions, and while judging.
+    """
+    answers = [_answer(generator, question, corpus, golden) for question in track(questions)]
+
+    claims = [[] if a.abstained else split_sentences(a.text) for a in answers]
+    items = [
+        (claim, tuple(c.text for c in answer.contexts))
+        for answer, found in zip(answers, claims, strict=True)
+        for claim in found
+    ]
+    with judging():
+        verdicts, stats = judge_all(items, judge, config_path)
+
+    rows, position = [], 0
+    for question, answer, found in zip(questions, answers, claims, strict=True):
+        judged = verdicts[position : position + len(found)]
+        position += len(found)
+        missing = missing_facts(answer.text, question.must_include) if question.answerable else []
+        row: dict[str, Any] = {
+            "text": answer.text,
+            "abstained": answer.abstained,
+            "contexts": [c.doc_id for c in answer.contexts],
+            "abstention": float(answer.abstained != question.answerable),
+            "key_facts": (0.0 if answer.abstained or missing else 1.0) if question.answerable else None,
+            "missing_facts": question.must_include if answer.abstained else missing,
+            "faithfulness": None,
+            "claims": len(found),
+            "unsupported": [
+                {"claim": c, "why": v.reason} for c, v in zip(found, judged, strict=True) if not v.supported
+            ],
+        }
+        if not answer.abstained:
+            row["faithfulness"] = fmean(v.supported for v in judged) if judged else 0.0
+        rows.append(row)
+
+    def mean(name: str) -> float:
+        values = [row[name] for row in rows if row[name] is not None]
+        return fmean(values) if values else 0.0
+
+    return AnswerResults(rows, {name: mean(name) for name in ANSWER_CHECKS}, judge.identity(), stats)

@@ -1,0 +1,83 @@
+"""Faithfulness judges: is a claim supported by the contexts the answer used?
+
+One small protocol, two backends, chosen by `backend` in the [judge] table of eval.toml:
+
+  lexical  content-word coverage of the best window; no model, no torch (judges/lexical.py)
+  nli      an NLI cross-encoder via sentence-transformers (judges/nli.py, when chosen)
+
+Both score a claim against one- and two-sentence windows of each context, keep the best
+window, and then apply the shared guard (judges/guard.py) on numbers, dates and negation.
+A backend that cannot run stops with a clear error (exit 2): there is never a silent
+fallback to another judge, because a different judge means different numbers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ...errors import EvalInputError
+
+BACKENDS = ("lexical", "nli")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    supported: bool
+    score: float  # the best window's score (coverage or entailment), 0 when the guard rejects
+    window: str  # the window the verdict rests on ("" when there was none)
+    reason: str  # why it is unsupported ("" when supported)
+
+
+# One thing to judge: a claim and the contexts (texts) the answer used.
+Item = tuple[str, tuple[str, ...]]
+
+
+class Judge(Protocol):
+    identity: dict[str, Any]  # {"name", "model", "revision", "threshold"}: recorded in reports
+
+    def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
+        """One verdict per item, in order. Batch the work: this is called once per run."""
+        ...
+
+
+def decide(
+    claim: str,
+    scored: list[tuple[float, str]],
+    threshold: float,
+    check: Callable[[str, str], str | None] | None = None,
+) -> Verdict:
+    """Pick the best window (highest score; among equals, the one sharing most words with
+    the claim, then the shorter), apply the guard (and a backend's own `check`, if any),
+    compare with the threshold. Shared by every backend, so they differ only in how they
+    score a window."""
+    from .guard import guard
+    from .lexical import coverage
+
+    if not scored:
+        return Verdict(False, 0.0, "", "no context to check it against")
+    score, window = max(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])))
+    problem = guard(claim, window) or (check(claim, window) if check else None)
+    if problem:
+        return Verdict(False, 0.0, window, problem)
+    if score < threshold:
+        return Verdict(False, score, window, f"best support {score:.2f} is below the threshold {threshold:g}")
+    return Verdict(True, score, window, "")
+
+
+def build_judge(settings: Any, config_path: Any) -> Judge:
+    """The judge named by [judge] backend. EvalInputError if it is not part of this project."""
+    try:
+        module = importlib.import_module(f".{settings.backend}", __name__)
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{settings.backend}":
+            raise
+        raise EvalInputError(
+            config_path,
+            f"[judge] backend = {settings.backend!r}, but this project was generated without that judge",
+            'use backend = "lexical", or regenerate the project with judge=' + settings.backend,
+            settings.line,
+        ) from None
+    return module.build(settings, config_path)

@@ -1,0 +1,245 @@
+"""Load and validate the corpus and the golden set (JSON Lines, one object per line).
+
+Anything wrong raises EvalInputError naming the file, the line and the fix, so a typo in a
+golden question never turns into a silently wrong number.
+
+corpus.jsonl:  {"id": "sso-saml", "title": "Single sign-on", "text": "..."}   (title optional)
+golden.jsonl:  {"id": "q01", "question": "...", "relevant": {"sso-saml": 3},
+                "must_include": ["Business plan"], "answerable": true,
+                "tags": ["security"], "must_pass": false}
+
+Grades in `relevant` are positive integers: 3 answers the question, 2 helps substantially,
+1 is related. An unanswerable question has `"answerable": false`, no relevant documents and
+no `must_include`: the right answer to it is to abstain. `must_include` lists the key facts
+an answer must contain (compared ignoring case and runs of whitespace).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..api import Document
+from ..errors import EvalInputError
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    relevant: dict[str, int]
+    must_include: list[str] = field(default_factory=list)
+    answerable: bool = True
+    tags: list[str] = field(default_factory=list)
+    must_pass: bool = False
+    line: int = 0  # where it was defined, for error messages
+
+
+def _json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; reject anything else."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise EvalInputError(
+            path, f"the {what} file does not exist", "create it, or point [data] in eval.toml at it"
+        ) from None
+    except OSError as error:
+        raise EvalInputError(path, f"cannot read the {what}: {error.strerror}", "check the path") from None
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]  # tolerate a UTF-8 byte-order mark
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise EvalInputError(
+                path, f"line is not valid UTF-8 (byte {error.start + 1})", "save the file as UTF-8", number
+            ) from None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise EvalInputError(
+                path,
+                f"not valid JSON: {error.msg} (column {error.colno})",
+                "write exactly one JSON object per line",
+                number,
+            ) from None
+        except (ValueError, RecursionError) as error:  # a number too long for int(), nesting too deep
+            raise EvalInputError(
+                path, f"not usable JSON: {error}", "write exactly one flat JSON object per line", number
+            ) from None
+        try:  # "\ud800"-style escapes decode to text that can never be written back as UTF-8
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise EvalInputError(
+                path, "holds a \\u escape of a lone surrogate, which is not a character", "remove it", number
+            ) from None
+        if not isinstance(value, dict):
+            raise EvalInputError(
+                path,
+                f"expected a JSON object, got {type(value).__name__}",
+                "write exactly one JSON object per line",
+                number,
+            )
+        yield number, value
+
+
+def _check_keys(path: Path, number: int, item: dict, required: set[str], optional: set[str]) -> None:
+    missing = sorted(required - item.keys())
+    if missing:
+        raise EvalInputError(path, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}", number)
+    unknown = sorted(item.keys() - required - optional)
+    if unknown:
+        allowed = ", ".join(sorted(required | optional))
+        raise EvalInputError(
+            path, f"unknown key(s): {', '.join(unknown)}", f"use only these keys: {allowed}", number
+        )
+
+
+def _text(path: Path, number: int, item: dict, key: str, *, allow_empty: bool = False) -> str:
+    value = item[key]
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise EvalInputError(
+            path, f"{key!r} must be a non-empty string, got {value!r}", f"write a string for {key!r}", number
+        )
+    return value
+
+
+def _flag(path: Path, number: int, item: dict, key: str, default: bool) -> bool:
+    value = item.get(key, default)
+    if not isinstance(value, bool):
+        raise EvalInputError(
+            path, f"{key!r} must be true or false, got {value!r}", f"write {key}: true or false", number
+        )
+    return value
+
+
+def _strings(path: Path, number: int, item: dict, key: str) -> list[str]:
+    value = item.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise EvalInputError(
+            path,
+            f"{key!r} must be a list of non-empty strings, got {value!r}",
+            f'write e.g. "{key}": ["..."]',
+            number,
+        )
+    return value
+
+
+def _unique(path: Path, number: int, ident: Any, seen: dict[str, int]) -> str:
+    if not isinstance(ident, str) or not ident.strip():
+        raise EvalInputError(
+            path, f"'id' must be a non-empty string, got {ident!r}", "give every line a unique id", number
+        )
+    if ident in seen:
+        raise EvalInputError(
+            path,
+            f"duplicate id {ident!r} (first used on line {seen[ident]})",
+            "give every line a unique id",
+            number,
+        )
+    seen[ident] = number
+    return ident
+
+
+def load_corpus(path: Path) -> dict[str, Document]:
+    """Read corpus.jsonl into {document id: Document}, in file order."""
+    documents: dict[str, Document] = {}
+    seen: dict[str, int] = {}
+    for number, item in _json_lines(path, "corpus"):
+        _check_keys(path, number, item, {"id", "text"}, {"title"})
+        doc_id = _unique(path, number, item["id"], seen)
+        title = _text(path, number, item, "title", allow_empty=True) if "title" in item else ""
+        documents[doc_id] = Document(doc_id, _text(path, number, item, "text"), title)
+    if not documents:
+        raise EvalInputError(
+            path, "the corpus is empty", "add at least one document, one JSON object per line"
+        )
+    return documents
+
+
+def load_golden(path: Path, corpus: dict[str, Document]) -> list[Question]:
+    """Read golden.jsonl; every relevant document must exist in `corpus`."""
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    required = {"id", "question", "relevant"}
+    optional = {"must_include", "answerable", "tags", "must_pass"}
+    for number, item in _json_lines(path, "golden set"):
+        _check_keys(path, number, item, required, optional)
+        qid = _unique(path, number, item["id"], seen)
+        relevant = item["relevant"]
+        if not isinstance(relevant, dict):
+            raise EvalInputError(
+                path,
+                f"'relevant' must be an object mapping document ids to grades, got {relevant!r}",
+                'write e.g. "relevant": {"doc-id": 3}',
+                number,
+            )
+        for doc_id, grade in relevant.items():
+            if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+                raise EvalInputError(
+                    path,
+                    f"grade of {doc_id!r} must be a positive integer (1, 2 or 3), got {grade!r}",
+                    "use 3 for 'answers it', 2 for 'helps substantially', 1 for 'related'; "
+                    "leave non-relevant documents out",
+                    number,
+                )
+            if doc_id not in corpus:
+                raise EvalInputError(
+                    path,
+                    f"relevant document {doc_id!r} is not in the corpus",
+                    "fix the id, or add the document to the corpus",
+                    number,
+                )
+        answerable = _flag(path, number, item, "answerable", default=True)
+        if answerable and not relevant:
+            raise EvalInputError(
+                path,
+                "an answerable question needs at least one relevant document",
+                'add "relevant": {"doc-id": 3}, or set "answerable": false',
+                number,
+            )
+        if not answerable and relevant:
+            raise EvalInputError(
+                path,
+                "an unanswerable question cannot have relevant documents",
+                'empty "relevant", or set "answerable": true',
+                number,
+            )
+        must_include = _strings(path, number, item, "must_include")
+        if must_include and not answerable:
+            raise EvalInputError(
+                path,
+                "an unanswerable question cannot have must_include facts (the right answer is to abstain)",
+                'empty "must_include", or set "answerable": true',
+                number,
+            )
+        must_pass = _flag(path, number, item, "must_pass", default=False)
+        if must_pass and not answerable:
+            raise EvalInputError(
+                path,
+                "a must-pass question must be answerable (it must retrieve its documents)",
+                'set "must_pass": false',
+                number,
+            )
+        questions.append(
+            Question(
+                id=qid,
+                question=_text(path, number, item, "question"),
+                relevant=dict(relevant),
+                must_include=must_include,
+                answerable=answerable,
+                tags=_strings(path, number, item, "tags"),
+                must_pass=must_pass,
+                line=number,
+            )
+        )
+    if not questions:
+        raise EvalInputError(
+            path, "the golden set is empty", "add at least one question, one JSON object per line"
+        )
+    return questions

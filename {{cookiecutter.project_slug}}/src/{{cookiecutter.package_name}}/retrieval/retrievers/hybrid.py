@@ -1,0 +1,67 @@
+"""Hybrid retrieval: BM25 and dense rankings fused by reciprocal rank fusion (RRF).
+
+score(d) = sum over the two rankings of 1 / (rrf_k + rank of d), ranks from 1; a document
+missing from a ranking adds nothing there. rrf_k = 60 is the constant of Cormack, Clarke
+and Buettcher (SIGIR 2009), also the default of common search engines. Each retriever
+contributes its top `candidates` documents. RRF needs no score calibration: only ranks are
+fused, so BM25's unbounded scores and cosine similarities mix safely.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...api import Document, Hit, Tokenizer
+from ..ranking import ascending_id_rank, search_all, top_hits
+from . import bm25, dense, parse_options
+
+
+@dataclass(frozen=True)
+class Options:
+    k1: float = bm25.Options.k1  # BM25 options: see bm25.py
+    b: float = bm25.Options.b
+    model: str = dense.Options.model  # dense options: see dense.py
+    revision: str = dense.Options.revision
+    batch_size: int = dense.Options.batch_size
+    cache_dir: str = dense.Options.cache_dir
+    rrf_k: int = 60  # fusion constant: larger values flatten the gap between ranks
+    candidates: int = 100  # documents taken from each ranking before fusing
+
+
+def _subset(options: Options, target: type):
+    names = {f.name for f in dataclasses.fields(target)}
+    return target(**{k: v for k, v in dataclasses.asdict(options).items() if k in names})
+
+
+class HybridRetriever:
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
+        self.options = options
+        self.doc_ids = [d.id for d in documents]
+        self.position = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+        self.tiebreak = ascending_id_rank(self.doc_ids)
+        self.parts = [
+            bm25.BM25Retriever(documents, tokenize, _subset(options, bm25.Options)),
+            dense.DenseRetriever(documents, _subset(options, dense.Options)),
+        ]
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        return self.search_many([question], depth)[0]
+
+    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
+        """Each part answers every question at once (the dense part encodes them in batches)."""
+        per_part = [search_all(part, questions, self.options.candidates) for part in self.parts]
+        return [self._fuse([answers[i] for answers in per_part], depth) for i in range(len(questions))]
+
+    def _fuse(self, rankings: list[list[Hit]], depth: int) -> list[Hit]:
+        scores = np.zeros(len(self.doc_ids))
+        for ranking in rankings:
+            for rank, hit in enumerate(ranking, start=1):
+                scores[self.position[hit.doc_id]] += 1.0 / (self.options.rrf_k + rank)
+        return top_hits(scores, self.doc_ids, self.tiebreak, depth)  # equal fused scores: by id
+
+
+def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> HybridRetriever:
+    return HybridRetriever(documents, tokenize, parse_options(Options, options))

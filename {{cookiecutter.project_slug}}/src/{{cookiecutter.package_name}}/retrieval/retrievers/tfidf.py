@@ -1,0 +1,46 @@
+"""TF-IDF: rank documents by cosine similarity of TF-IDF vectors (scikit-learn).
+
+Uses our tokenizer (the [tokenizer] settings) as scikit-learn's analyzer, smoothed idf and
+L2-normalised vectors, so the dot product is the cosine similarity. Documents are indexed
+as title + text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from ...api import Document, Hit, Tokenizer
+from ..ranking import ascending_id_rank, top_hits
+from . import parse_options
+
+
+@dataclass(frozen=True)
+class Options:
+    sublinear_tf: bool = False  # use 1 + log(tf) instead of the raw term count
+
+
+class TfidfRetriever:
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
+        self.options = options
+        self.doc_ids = [d.id for d in documents]
+        self.tiebreak = ascending_id_rank(self.doc_ids)
+        self.vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=options.sublinear_tf)
+        texts = [f"{d.title}\n{d.text}" for d in documents]
+        try:
+            self.matrix = self.vectorizer.fit_transform(texts)
+        except ValueError:  # every document tokenised to nothing
+            self.matrix = None
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        if self.matrix is None:
+            return []
+        query = self.vectorizer.transform([question])
+        scores = np.asarray((self.matrix @ query.T).todense()).ravel()
+        return top_hits(scores, self.doc_ids, self.tiebreak, depth)
+
+
+def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> TfidfRetriever:
+    return TfidfRetriever(documents, tokenize, parse_options(Options, options))

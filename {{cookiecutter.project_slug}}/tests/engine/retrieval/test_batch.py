@@ -1,0 +1,92 @@
+"""The batch path (batch.py) returns what the per-question definitions (metrics.py) return."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from {{ cookiecutter.package_name }}.retrieval.batch import BATCH, compute, judge_rankings, judge_run
+from {{ cookiecutter.package_name }}.retrieval.names import KNOWN, Metric
+
+DOC_IDS = [f"d{i}" for i in range(12)]
+
+rankings = st.lists(st.sampled_from(DOC_IDS), unique=True, max_size=len(DOC_IDS))  # short and empty too
+qrels_st = st.dictionaries(st.sampled_from(DOC_IDS), st.integers(min_value=0, max_value=3), max_size=10)
+questions = st.lists(st.tuples(rankings, qrels_st), max_size=8)
+cutoffs = st.one_of(st.none(), st.integers(min_value=1, max_value=14))
+
+# Every metric, with and without a cutoff where the metric allows it.
+NEEDS_CUTOFF = {"precision", "recall", "hit"}
+NO_CUTOFF = {"rprec"}
+
+
+def metrics_for(k: int | None) -> list[Metric]:
+    chosen = []
+    for name in BATCH:
+        if name in NO_CUTOFF:
+            chosen.append(Metric(name))
+        elif name in NEEDS_CUTOFF:
+            chosen.append(Metric(name, k or 3))
+        else:
+            chosen.append(Metric(name, k))
+    return chosen
+
+
+def test_every_metric_has_a_batch_function() -> None:
+    for spelled in KNOWN.split(", "):
+        assert spelled.split("@")[0].split("[")[0] in BATCH
+
+
+def assert_equal_to_reference(
+    ranked: list[list[str]], qrels: list[dict[str, int]], values: dict[str, object], metrics: list[Metric]
+) -> None:
+    for metric in metrics:
+        got = values[str(metric)]
+        assert len(got) == len(ranked)
+        for ranking, judged, value in zip(ranked, qrels, got, strict=True):
+            expected = metric(ranking, judged)
+            assert abs(value - expected) <= 1e-9, (str(metric), ranking, judged, value, expected)
+
+
+@given(questions, cutoffs)
+def test_batch_equals_per_question_functions(
+    batch: list[tuple[list[str], dict[str, int]]], k: int | None
+) -> None:
+    """Graded relevance, grade 0, no relevant document, short and empty rankings."""
+    ranked = [ranking for ranking, _ in batch]
+    qrels = [judged for _, judged in batch]
+    metrics = metrics_for(k)
+    assert_equal_to_reference(ranked, qrels, compute(judge_rankings(ranked, qrels), metrics), metrics)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from(DOC_IDS), st.sampled_from([0.5, 1.0, 2.0, 3.5]), max_size=12),
+            qrels_st,
+        ),
+        max_size=6,
+    ),
+    cutoffs,
+)
+def test_scored_run_ranks_as_trec_eval(
+    batch: list[tuple[dict[str, float], dict[str, int]]], k: int | None
+) -> None:
+    """A {doc: score} run is ranked by score, ties by document id descending (few distinct
+    scores, so ties are common), then scored like the per-question functions."""
+    run = {f"q{i}": scores for i, (scores, _) in enumerate(batch)}
+    qrels = {f"q{i}": judged for i, (_, judged) in enumerate(batch)}
+    metrics = metrics_for(k)
+    ranked = [sorted(run[q], key=lambda d, q=q: (run[q][d], d), reverse=True) for q in qrels]
+    # Any order in the dict, and best first (the order retrievers write; a faster path).
+    in_rank_order = {q: {d: run[q][d] for d in ranking} for q, ranking in zip(qrels, ranked, strict=True)}
+    for given_run in (run, in_rank_order):
+        ids, judged = judge_run(given_run, qrels)
+        assert ids == list(qrels)
+        assert_equal_to_reference(ranked, [qrels[q] for q in ids], compute(judged, metrics), metrics)
+
+
+def test_question_missing_from_run_retrieved_nothing() -> None:
+    ids, judged = judge_run({"q1": {"a": 1.0}}, {"q1": {"a": 1}, "q2": {"a": 1}})
+    values = compute(judged, [Metric("recall", 5)])
+    assert ids == ["q1", "q2"] and values["recall@5"].tolist() == [1.0, 0.0]

@@ -1,0 +1,49 @@
+"""The tokenizer decides which words a keyword retriever can match on."""
+
+from __future__ import annotations
+
+from {{ cookiecutter.package_name }}.retrieval.tokens import TokenizerSettings, make_tokenizer
+
+TEXT = "Set up SSO, 2FA and the API in 5 minutes"
+
+
+def test_default_tokenizer_keeps_short_acronyms() -> None:
+    """Acronyms are often the only words that tell two help-centre articles apart."""
+    tokens = make_tokenizer(TokenizerSettings())(TEXT)
+    assert tokens == ["set", "up", "sso", "2fa", "api", "5", "minutes"]  # 'and', 'the', 'in' are stopwords
+
+
+def test_min_length_four_drops_the_acronyms() -> None:
+    """Seed 000's regression: min_length = 4 silently removes sso, 2fa and api."""
+    tokens = make_tokenizer(TokenizerSettings(min_length=4))(TEXT)
+    assert tokens == ["minutes"]
+
+
+def test_stopwords_none_keeps_function_words() -> None:
+    """stopwords = "none" keeps 'the', 'and' and 'in'."""
+    tokens = make_tokenizer(TokenizerSettings(stopwords="none"))(TEXT)
+    assert tokens == ["set", "up", "sso", "2fa", "and", "the", "api", "in", "5", "minutes"]
+
+
+def test_lowercase_false_keeps_case() -> None:
+    """lowercase = false: 'SSO' and 'sso' become different tokens."""
+    tokens = make_tokenizer(TokenizerSettings(lowercase=False))(TEXT)
+    assert tokens == ["Set", "up", "SSO", "2FA", "API", "5", "minutes"]
+
+
+def test_repeats_are_kept_in_order() -> None:
+    """Term frequency matters to BM25 and TF-IDF: repeated words stay, in text order."""
+    assert make_tokenizer(TokenizerSettings())("sso SSO Sso") == ["sso", "sso", "sso"]
+
+
+def test_pattern_decides_what_a_token_is() -> None:
+    r"""A custom pattern such as [a-z0-9-]+ keeps hyphenated words whole (\w+ splits them)."""
+    tokens = make_tokenizer(TokenizerSettings(pattern=r"[a-z0-9-]+"))("two-factor sign-in")
+    assert tokens == ["two-factor", "sign-in"]
+
+
+def test_porter_stemmer_merges_word_forms() -> None:
+    """stemmer = "porter" (PyStemmer) maps inflected forms to one term, after stopwords."""
+    tokenize = make_tokenizer(TokenizerSettings(stemmer="porter", stopwords="lucene"))
+    assert tokenize("Regulates the regulated regulation") == ["regul", "regul", "regul"]
+    assert make_tokenizer(TokenizerSettings())("regulates regulated") == ["regulates", "regulated"]

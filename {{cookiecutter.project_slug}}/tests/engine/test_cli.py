@@ -1,0 +1,205 @@
+"""The command line end to end on a tiny project: exit codes 0 / 2 / 3, what is printed and
+what is (and is not) written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import (
+    TINY_CONFIG,
+    TINY_GOLDEN,
+    evaluate_shipped,
+    run_cli,
+    set_min_length,
+    write_jsonl,
+    write_project,
+)
+
+from {{ cookiecutter.package_name }}.inputs import files as files_module
+from {{ cookiecutter.package_name }}.inputs.reports import read_report, write_report
+from {{ cookiecutter.package_name }}.settings.config import load_config
+
+
+def run(config_path: Path, *args: str) -> int:
+    return run_cli(["--config", str(config_path), *args])
+
+
+def failure_lines(stdout: str) -> list[str]:
+    """The `  [kind] message` lines the gate prints for each problem."""
+    return [line for line in stdout.splitlines() if line.startswith("  [")]
+
+
+def test_eval_writes_a_valid_report(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`eval` exits 0, prints the table and writes build/report.json as rag-eval-report JSON."""
+    assert run(project, "eval") == 0
+    out = capsys.readouterr().out
+    assert "Aggregate over 4 of 5 questions (1 unanswerable left out" in out
+    assert "wrote " in out
+    path = project.parent / "build" / "report.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == "rag-eval-report"
+    assert [row["id"] for row in data["questions"]] == ["q1", "q2", "q3", "q4", "q5"]
+    assert read_report(path, what="report")["counts"]["evaluated"] == 4
+
+
+def test_eval_report_option_and_quiet(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--report writes elsewhere; --quiet prints only the path."""
+    target = tmp_path / "elsewhere" / "r.json"
+    assert run(project, "eval", "--quiet", "--report", str(target)) == 0
+    out = capsys.readouterr().out
+    assert "Aggregate" not in out and "r.json" in out
+    assert json.loads(target.read_text(encoding="utf-8"))["format"] == "rag-eval-report"
+    assert not (project.parent / "build" / "report.json").exists()
+
+
+def test_baseline_then_gate_passes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`baseline` writes the baseline; `gate` right after it passes (exit 0)."""
+    assert run(project, "baseline") == 0
+    baseline = project.parent / "baseline.json"
+    assert read_report(baseline)["counts"]["questions"] == 5
+    assert "review its diff and commit it" in capsys.readouterr().out
+    assert run(project, "gate") == 0
+    out = capsys.readouterr().out
+    assert "GATE PASSED" in out and failure_lines(out) == []
+    assert (project.parent / "build" / "report.json").exists()
+
+
+@pytest.mark.keyword
+def test_broken_tokenizer_fails_the_gate_naming_the_questions(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """min_length = 4 drops SSO, 2FA and API: exit 3, GATE FAILED, q1-q3 named; q4 is fine."""
+    assert run(project, "baseline") == 0
+    set_min_length(project, 4)
+    capsys.readouterr()
+    assert run(project, "gate") == 3
+    out = capsys.readouterr().out
+    assert "GATE FAILED" in out
+    failures = "\n".join(failure_lines(out))
+    for qid in ["q1", "q2", "q3"]:
+        assert f"] {qid} " in failures
+    assert "] q4 " not in failures
+    assert "[must-pass, newly failing] q1" in failures
+
+
+def test_gate_without_a_baseline_says_how_to_make_one(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No baseline yet: exit 2, the message says to run `nox -s baseline`, nothing written."""
+    assert run(project, "gate") == 2
+    err = capsys.readouterr().err
+    assert "baseline.json" in err and "nox -s baseline" in err
+    assert not (project.parent / "build").exists()
+
+
+def test_gate_with_an_incomparable_baseline_is_invalid_input(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A baseline without a gated metric (made with other settings) exits 2, not 0 or 3."""
+    assert run(project, "baseline") == 0
+    baseline = project.parent / "baseline.json"
+    data = json.loads(baseline.read_text(encoding="utf-8"))
+    del data["aggregate"]["mrr"]
+    baseline.write_text(json.dumps(data), encoding="utf-8")
+    capsys.readouterr()
+    assert run(project, "gate") == 2
+    err = capsys.readouterr().err
+    assert "baseline.json" in err and "no value for mrr" in err and "nox -s baseline" in err
+    assert not (project.parent / "build").exists(), "a refused comparison writes no report"
+
+
+@pytest.mark.parametrize("command", ["eval", "baseline", "gate"])
+@pytest.mark.parametrize("existing", [False, True], ids=["fresh", "existing-files"])
+def test_malformed_golden_line_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, existing: bool
+) -> None:
+    """Invalid input: exit 2, stderr names golden.jsonl:2, and neither the report nor the
+    baseline is created or changed (byte for byte). (`gate` always gets a baseline, or it
+    would stop at the missing baseline before reading the golden set.)"""
+    config_path = write_project(tmp_path)
+    report_path, baseline_path = tmp_path / "build" / "report.json", tmp_path / "baseline.json"
+    if existing or command == "gate":
+        assert run(config_path, "baseline") == 0
+    if existing:
+        assert run(config_path, "eval") == 0
+    before = {p: p.read_bytes() if p.exists() else None for p in (report_path, baseline_path)}
+    write_jsonl(tmp_path / "golden.jsonl", [TINY_GOLDEN[0], '{"id": "q2", "question": "2FA",'])
+    capsys.readouterr()
+    assert run(config_path, command) == 2
+    captured = capsys.readouterr()
+    assert "golden.jsonl:2:" in captured.err and "fix:" in captured.err
+    after = {p: p.read_bytes() if p.exists() else None for p in (report_path, baseline_path)}
+    assert after == before
+
+
+def test_unknown_metric_in_config_is_invalid_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in eval.toml: exit 2 with the file, the line and the known metrics."""
+    text = TINY_CONFIG.replace('"map", "rprec"]', '"map", "rprec", "ndgc@5"]')
+    config_path = write_project(tmp_path, config=text)
+    assert run(config_path, "eval") == 2
+    err = capsys.readouterr().err
+    assert "eval.toml:" in err and "'ndgc@5'" in err and "known metrics" in err
+    assert not (tmp_path / "build").exists()
+
+
+def test_lone_surrogate_in_golden_is_invalid_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Text that cannot be written back as UTF-8 is refused at its line (exit 2)."""
+    bad = '{"id": "q1", "question": "SSO \\ud800", "relevant": {"sso-setup": 3}}'
+    config_path = write_project(tmp_path, golden=[bad])
+    assert run(config_path, "eval", "--quiet") == 2
+    assert "golden.jsonl:1:" in capsys.readouterr().err
+
+
+# -- write_report: atomic -----------------------------------------------------------------
+
+
+def test_write_report_leaves_no_temporary_files(project: Path, tmp_path: Path) -> None:
+    """Writing (and overwriting) leaves exactly the report in its folder."""
+    report = evaluate_shipped(load_config(project))
+    target = tmp_path / "out" / "report.json"
+    write_report(target, report)
+    write_report(target, report)
+    assert [p.name for p in target.parent.iterdir()] == ["report.json"]
+    assert read_report(target, what="report") == json.loads(target.read_text(encoding="utf-8"))
+
+
+def test_failed_serialisation_keeps_the_previous_file(project: Path, tmp_path: Path) -> None:
+    """A value JSON cannot encode in a late question row: the old report stays as it was."""
+    report = evaluate_shipped(load_config(project))
+    target = tmp_path / "out" / "report.json"
+    write_report(target, report)
+    old = target.read_bytes()
+    report["questions"][-1]["tags"] = {"not", "json"}  # a set: json.dumps raises TypeError
+    with pytest.raises(TypeError):
+        write_report(target, report)
+    assert target.read_bytes() == old
+    assert [p.name for p in target.parent.iterdir()] == ["report.json"]
+
+
+def test_crash_while_writing_keeps_the_previous_file(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash after the new text is written but before it replaces the old file (e.g. the
+    disk fills up at fsync) leaves the old report intact and no temporary file behind."""
+    report = evaluate_shipped(load_config(project))
+    target = tmp_path / "out" / "report.json"
+    write_report(target, report)
+    old = target.read_bytes()
+
+    def disk_full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files_module.os, "fsync", disk_full)
+    report["counts"]["questions"] = 999
+    with pytest.raises(OSError, match="No space left"):
+        write_report(target, report)
+    assert target.read_bytes() == old
+    assert [p.name for p in target.parent.iterdir()] == ["report.json"]
