@@ -33,12 +33,12 @@ def load_scifact(folder: Path) -> tuple[list[Any], dict[str, str], dict[str, dic
 
 
 def evaluate_retriever(package: str, name: str, folder: Path, tokenizer: dict, options: dict) -> dict:
-    data = importlib.import_module(f"{package}.data")
-    tokens = importlib.import_module(f"{package}.tokens")
-    batch = importlib.import_module(f"{package}.batch")
-    names = importlib.import_module(f"{package}.metric_names")
-    ranking = importlib.import_module(f"{package}.ranking")
-    module = importlib.import_module(f"{package}.retrievers.{name}")
+    data = importlib.import_module(f"{package}.inputs.data")
+    tokens = importlib.import_module(f"{package}.retrieval.tokens")
+    batch = importlib.import_module(f"{package}.retrieval.batch")
+    names = importlib.import_module(f"{package}.retrieval.names")
+    ranking = importlib.import_module(f"{package}.retrieval.ranking")
+    module = importlib.import_module(f"{package}.retrieval.retrievers.{name}")
     corpus_path, queries, qrels = load_scifact(folder)
     documents = list(data.load_corpus(corpus_path).values())
     tokenize = tokens.make_tokenizer(tokens.TokenizerSettings(**tokenizer))

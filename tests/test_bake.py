@@ -9,9 +9,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import RETRIEVERS, TEMPLATE, bake, package_of, run
+import yaml
+from conftest import RETRIEVERS, TEMPLATE, bake, nox, package_of, run
 
-UNRENDERED = re.compile(r"\{\{|\{%|\{#|cookiecutter\.[a-z_]")
+UNRENDERED = re.compile(r"(?<!\$)\{\{|\{%|\{#|cookiecutter\.[a-z_]")  # ${{ }}: GitHub Actions
 HOSTILE = {
     "project_name": "Qu\"ote's \\ back\\slash Ünïcødé 検索 🚀",
     "author": 'O\'Brien "The Hammer" \\ Zoë 🦊\nSecond line',
@@ -59,12 +60,17 @@ def test_nli_choice_renders_its_extra_and_settings(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli"])
-def test_generated_python_is_lint_clean_and_formatted(tmp_path: Path, choice: str) -> None:
-    """Checked after rendering, with the generated project's own ruff settings."""
+def test_generated_python_is_lint_clean_formatted_and_typechecks(tmp_path: Path, choice: str) -> None:
+    """Checked after rendering, with the generated project's own ruff settings, then its own
+    `nox -s typecheck` (mypy --strict, settings in its pyproject.toml; installs no torch)."""
     project = bake(tmp_path, choice)
     for command in (["check", "."], ["format", "--check", "."]):
         result = run(project, sys.executable, "-m", "ruff", *command)
         assert result.returncode == 0, result.stdout + result.stderr
+    result = nox(project, "typecheck")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Success: no issues found" in output, output
 
 
 def test_hostile_answers_bake_into_a_valid_project(tmp_path: Path) -> None:
@@ -85,7 +91,22 @@ def test_data_files_are_copied_byte_for_byte(default_project: Path) -> None:
         assert (default_project / "evals" / name).read_bytes() == (TEMPLATE / "evals" / name).read_bytes()
 
 
-def test_workflow_runs_the_tests_and_the_gate_on_pull_requests(default_project: Path) -> None:
-    workflow = (default_project / ".github" / "workflows" / "rag-eval.yml").read_text(encoding="utf-8")
-    assert "pull_request:" in workflow
-    assert "nox -s tests gate" in workflow
+def test_workflows_gate_pull_requests_with_least_privilege(default_project: Path) -> None:
+    """The pull-request workflow runs the tests and the gate, reads the repository and nothing
+    more, keeps no credentials, and cancels a run a newer push makes obsolete; both workflows
+    have least-privilege permissions, and dependabot watches actions and pip."""
+    folder = default_project / ".github"
+    workflow = yaml.safe_load((folder / "workflows" / "rag-eval.yml").read_text(encoding="utf-8"))
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as a boolean
+    steps = workflow["jobs"]["rag-eval"]["steps"]
+    assert any(step.get("run") == "nox -s tests gate" for step in steps)
+    checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout"))
+    assert checkout["with"]["persist-credentials"] is False
+    assert workflow["concurrency"]["cancel-in-progress"] is True
+    assert "${{ github.workflow }}" in workflow["concurrency"]["group"]
+    for name in ("rag-eval.yml", "template-update.yml"):
+        assert yaml.safe_load((folder / "workflows" / name).read_text("utf-8"))["permissions"] == {
+            "contents": "read"
+        }
+    dependabot = yaml.safe_load((folder / "dependabot.yml").read_text(encoding="utf-8"))
+    assert {update["package-ecosystem"] for update in dependabot["updates"]} == {"github-actions", "pip"}

@@ -116,7 +116,8 @@ def make_template_change(template: Path) -> None:
     remade["aggregate"]["mrr"] -= 0.01
     shipped.write_text(json.dumps(remade, indent=2) + "\n", encoding="utf-8")
     package_dir = project / "src" / "{{cookiecutter.package_name}}"
-    edit(package_dir / "retriever.py", '"""THE SYSTEM UNDER TEST', '"""(template v2) THE SYSTEM UNDER TEST')
+    edit(package_dir / "retriever.py", '"""YOUR FILE', '"""(template v2) YOUR FILE')
+    edit(package_dir / "generator.py", '"""YOUR FILE', '"""(template v2) YOUR FILE')
 
 
 def test_cruft_update_brings_template_changes_and_keeps_team_edits(tmp_path: Path) -> None:
@@ -136,7 +137,8 @@ def test_cruft_update_brings_template_changes_and_keeps_team_edits(tmp_path: Pat
     make_team_edits(project, package)
     commit_all(project, "team edits")
     team_files = {
-        name: (project / name).read_bytes() for name in [*TEAM_OWNED, f"src/{package}/retriever.py"]
+        name: (project / name).read_bytes()
+        for name in [*TEAM_OWNED, f"src/{package}/retriever.py", f"src/{package}/generator.py"]
     }
 
     make_template_change(template)
@@ -171,7 +173,8 @@ def test_skip_list_names_existing_team_owned_paths(default_project: Path) -> Non
     protecting a file), and the README's update section names each one."""
     pyproject = tomllib.loads((default_project / "pyproject.toml").read_text(encoding="utf-8"))
     skip = pyproject["tool"]["cruft"]["skip"]
-    assert set(skip) == {*TEAM_OWNED, f"src/{package_of(default_project)}/retriever.py"}
+    package = package_of(default_project)
+    assert set(skip) == {*TEAM_OWNED, f"src/{package}/retriever.py", f"src/{package}/generator.py"}
     assert all((default_project / path).is_file() for path in skip)
     readme = (default_project / "README.md").read_text(encoding="utf-8")
     assert "cruft update" in readme and all(f"`{path}`" in readme for path in skip)

@@ -1,6 +1,6 @@
 """Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate),
-`nox -s calibrate` (the faithfulness judge against human labels) and `nox -s screenshot`
-(the gate's HTML report rendered by headless Chromium).
+`nox -s typecheck` (mypy, strict), `nox -s calibrate` (the faithfulness judge against human
+labels) and `nox -s screenshot` (the gate's HTML report rendered by headless Chromium).
 
 Each session installs the project plus the dependency groups from pyproject.toml, then calls
 the `{{ cookiecutter.package_name }}` command: all the logic lives in src/, configured by eval.toml.
@@ -24,14 +24,17 @@ def judge_backend() -> str:
         return "lexical"
 
 
-# The dense retriever and the NLI judge need torch. Pip installs it, pinned in the same
+nox.needs_version = ">=2025.2.9"  # dependency groups read from pyproject.toml
+
+# An embedding retriever and the NLI judge need torch. Pip installs it, pinned in the same
 # command as the project so it is never resolved freely (that would pull a multi-GB CUDA
-# build); uv does not see the local CPU wheel, so such projects use pip (virtualenv).
-# See README, "Installing torch".
-RETRIEVER_NEEDS_TORCH = {{ "True" if cookiecutter.retriever in ["dense", "hybrid"] else "False" }}  # it embeds with sentence-transformers
+# build), and such projects use pip (virtualenv) so that a torch wheel you have already
+# downloaded or cached is found. See the README on torch.
+RETRIEVER_NEEDS_TORCH = {{ "True  # the retriever embeds with sentence-transformers" if cookiecutter.retriever in ["dense", "hybrid"] else "False  # the retriever needs no model" }}
 TORCH = ["torch==2.13.0"] if RETRIEVER_NEEDS_TORCH or judge_backend() == "nli" else []
 nox.options.default_venv_backend = "virtualenv" if TORCH else "uv|virtualenv"  # uv: much faster
 nox.options.sessions = ["tests", "gate"]
+nox.options.reuse_venv = "yes"  # a second run reuses each session's virtualenv
 nox.options.error_on_missing_interpreters = True
 
 
@@ -83,6 +86,15 @@ def tests(session: nox.Session) -> None:
     """Unit and Hypothesis property tests (the quality gate itself: `pytest -m gate`)."""
     install(session, "test")
     session.run("pytest", "-n", "auto", *session.posargs)  # pytest-xdist: one worker per core
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the package (settings: [tool.mypy] in pyproject.toml)."""
+    # mypy reads the source, so only mypy and the type information it needs are installed
+    # (the typecheck group): not the project's dependencies, so never torch or a model.
+    session.install(*nox.project.dependency_groups(PYPROJECT, "typecheck"))
+    session.run("mypy", *session.posargs)
 
 
 @nox.session

@@ -20,6 +20,7 @@ from pathlib import Path
 class ScreenshotError(Exception):
     """Why no picture was made, and the fix."""
 
+
 FLAGS = (
     "--headless",
     "--no-sandbox",  # root in containers and CI runners
@@ -40,7 +41,7 @@ def screenshot(page: Path, png: Path, size: tuple[int, int] = (1200, 1600)) -> P
     """Open `page` from disk in headless Chromium and save what it draws to `png`."""
     chromium = find_chromium()
     if chromium is None:
-        raise ScreenshotError(f"{page}: no Chromium to render it; install it, e.g. `apt-get install chromium`")
+        raise ScreenshotError(f"{page}: no Chromium to render it; install it (`apt-get install chromium`)")
     if not page.exists():
         raise ScreenshotError(f"{page}: the HTML report does not exist; run `nox -s gate` first")
     png.unlink(missing_ok=True)
@@ -60,7 +61,8 @@ def screenshot(page: Path, png: Path, size: tuple[int, int] = (1200, 1600)) -> P
             check=False,
         )
     if not png.exists():
-        raise ScreenshotError(f"{page}: Chromium drew nothing (exit {done.returncode}): {done.stderr[-500:]}")
+        drew = f"Chromium drew nothing (exit {done.returncode})"
+        raise ScreenshotError(f"{page}: {drew}: {done.stderr[-500:]}")
     return png
 
 

@@ -15,6 +15,7 @@ Exit codes: 0 success (gate passed), 2 invalid input or a baseline that cannot b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -29,6 +30,7 @@ from .interop.export import export_qrels, export_run
 from .settings.config import DEFAULT_PATH, load_config
 
 PROG = __package__ or "rag-eval"
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 
 
 def team_system() -> System:
@@ -146,7 +148,9 @@ def main(argv: list[str] | None = None, system: System | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.INVALID_INPUT
     except BrokenPipeError:
-        # `eval | head` closed the pipe: stop quietly, as command-line tools do. Point stdout
-        # at devnull so the interpreter's final flush cannot raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return ExitCode.OK
+        # `eval | head` closed the pipe: stop quietly, as command-line tools do, with the
+        # status of a process ended by SIGPIPE (never 0: a cut-off gate must not pass). Point
+        # stdout at devnull so the interpreter's final flush cannot raise again.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE

@@ -4,6 +4,10 @@ what is (and is not) written."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +207,32 @@ def test_crash_while_writing_keeps_the_previous_file(
         write_report(target, report)
     assert target.read_bytes() == old
     assert [p.name for p in target.parent.iterdir()] == ["report.json"]
+
+
+def test_version_prints_the_package_and_its_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_cli(["--version"])
+    assert done.value.code == 0
+    name, version = capsys.readouterr().out.split()
+    assert name == "{{ cookiecutter.package_name }}" and version[0].isdigit()
+
+
+def test_eval_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
+    """`eval | head -n 1`: the table is far longer than a pipe holds, `head` stops reading,
+    and the command ends without a BrokenPipeError traceback; `head` got the first line.
+    The exit code is 141 (as if killed by SIGPIPE), never 0: a cut-off gate never passes."""
+    golden = [{**TINY_GOLDEN[3], "id": f"q{i}"} for i in range(3000)]  # a table of ~12,000 lines
+    config = write_project(tmp_path, golden=golden)
+    program = "import sys; from conftest import run_cli; sys.exit(run_cli(sys.argv[1:]))"
+    tests_dir = Path(__file__).resolve().parents[1]
+    python = f"{sys.executable} -c {shlex.quote(program)} --config {shlex.quote(str(config))} eval"
+    done = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {python} | head -n 1; echo status=$? >&2"],  # head exits 0
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tests_dir), *sys.path])},
+        check=False,
+    )
+    assert done.stdout.startswith("Retriever ") and done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert "status=141" in done.stderr

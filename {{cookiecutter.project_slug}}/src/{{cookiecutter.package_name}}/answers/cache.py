@@ -48,16 +48,17 @@ class VerdictCache:
     def get(self, item: Item) -> Verdict | None:
         key = verdict_key(self.identity, item)
         stored = self._stored.get(key)
-        try:
-            verdict = Verdict(**stored) if isinstance(stored, dict) else None
-        except TypeError:
-            verdict = None
-        if verdict is None:
-            self.misses += 1
-        else:
-            self.hits += 1
-            self._used[key] = stored
-        return verdict
+        if isinstance(stored, dict):
+            try:
+                verdict = Verdict(**stored)
+            except TypeError:
+                pass
+            else:
+                self.hits += 1
+                self._used[key] = stored
+                return verdict
+        self.misses += 1
+        return None
 
     def put(self, item: Item, verdict: Verdict) -> None:
         self._used[verdict_key(self.identity, item)] = asdict(verdict)

@@ -14,7 +14,7 @@ over answered ones (0 when nothing was answered: always abstaining cannot pass a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,15 +74,16 @@ def judge_all(
     found = [cache.get(item) for item in items]
     todo = [item for item, verdict in zip(items, found, strict=True) if verdict is None]
     calls = 0
+    fresh: Iterator[Verdict] = iter(())
     if todo:
         fresh = iter(build_judge(settings, config_path).verdicts(todo))
         calls = 1
-        found = [verdict if verdict is not None else next(fresh) for verdict in found]
-    for item, verdict in zip(items, found, strict=True):
+    verdicts = [verdict if verdict is not None else next(fresh) for verdict in found]
+    for item, verdict in zip(items, verdicts, strict=True):
         cache.put(item, verdict)
     cache.save()
     stats = {"hits": cache.hits, "misses": cache.misses, "judge_calls": calls}
-    return found, stats  # type: ignore[return-value]
+    return verdicts, stats
 
 
 def evaluate_answers(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..api import Answer, Context
 
 
@@ -9,7 +11,7 @@ class AnswerOutputError(Exception):
     """The generator returned something that is not an Answer built from the corpus."""
 
 
-def check_answer(answer: object, known_ids: set[str] | dict) -> Answer:
+def check_answer(answer: object, known_ids: set[str] | dict[str, Any]) -> Answer:
     """Validate what a generator returned; raise AnswerOutputError saying what is wrong."""
     if not isinstance(answer, Answer):
         raise AnswerOutputError(f"answer() must return an Answer, got {type(answer).__name__}")

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .judges import BACKENDS
-
 # Per-question answer checks; their names may appear in [gate.floors], [gate.checks] and
 # [gate] metrics. The report's aggregate holds their means.
 ANSWER_CHECKS = {
@@ -16,6 +14,7 @@ ANSWER_CHECKS = {
     "key_facts": "answer holds every must_include string (answerable questions)",
     "faithfulness": "share of answer sentences the contexts support (answered questions)",
 }
+BACKENDS = ("lexical", "nli")  # the judges of answers/judges/, by [judge] backend
 JUDGE_KEYS = {"backend", "threshold", "model", "revision", "batch_size", "cache", "labels"}
 DEFAULT_THRESHOLDS = {"lexical": 0.55, "nli": 0.5}
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"

@@ -137,11 +137,11 @@ def compare(
                 )
 
     old_rows = {row["id"]: row for row in baseline["questions"] if isinstance(row, dict) and "id" in row}
-    for old in old_rows.values():
-        if old.get("metrics") is not None and any(name not in old["metrics"] for name in needed):
+    for stored in old_rows.values():
+        if stored.get("metrics") is not None and any(name not in stored["metrics"] for name in needed):
             raise EvalInputError(
                 baseline_path,
-                f"question {old['id']!r} lacks a gated metric in the baseline",
+                f"question {stored['id']!r} lacks a gated metric in the baseline",
                 "remake it with `nox -s baseline` and commit it",
             )
     result.comparison = compare_paired(report, baseline, needed, gate.tolerance, stats or StatsSettings())

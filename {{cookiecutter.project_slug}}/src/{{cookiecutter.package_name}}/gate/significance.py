@@ -62,7 +62,9 @@ class Comparison:
         }
 
 
-def _pairs(report: dict[str, Any], baseline: dict[str, Any], tag: str | None) -> list[tuple[dict, dict]]:
+def _pairs(
+    report: dict[str, Any], baseline: dict[str, Any], tag: str | None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(baseline row, current row) of each question evaluated in both, optionally with `tag`."""
     old = {row["id"]: row for row in baseline["questions"] if isinstance(row, dict) and row.get("metrics")}
     return [
@@ -72,7 +74,9 @@ def _pairs(report: dict[str, Any], baseline: dict[str, Any], tag: str | None) ->
     ]
 
 
-def _test(scope: str, metric: str, pairs: list[tuple[dict, dict]], settings: StatsSettings) -> dict:
+def _test(
+    scope: str, metric: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], settings: StatsSettings
+) -> dict[str, Any]:
     before = [old["metrics"][metric] for old, _ in pairs]
     after = [new["metrics"][metric] for _, new in pairs]
     deltas = [a - b for a, b in zip(after, before, strict=True)]

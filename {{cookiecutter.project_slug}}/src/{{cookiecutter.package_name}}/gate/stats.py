@@ -24,7 +24,8 @@ ZERO = 1e-12
 
 
 def _total(values: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.sum(values, axis=axis)
+    total: np.ndarray = np.sum(values, axis=axis)
+    return total
 
 
 def sign_flip_p(deltas: Sequence[float], *, seed: int, resamples: int, exact_limit: int = 16) -> float:
@@ -51,7 +52,7 @@ def sign_flip_p(deltas: Sequence[float], *, seed: int, resamples: int, exact_lim
         _total,
         permutation_type="samples",  # one sample: permuting pairs = flipping signs
         vectorized=True,
-        n_resamples=np.inf if exact else resamples,
+        n_resamples=2 ** len(values) if exact else resamples,  # every pattern: scipy enumerates them
         alternative="two-sided",
         rng=np.random.default_rng(seed),
     )

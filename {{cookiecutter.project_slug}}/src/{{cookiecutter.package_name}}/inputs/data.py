@@ -88,7 +88,9 @@ def _json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, value
 
 
-def _check_keys(path: Path, number: int, item: dict, required: set[str], optional: set[str]) -> None:
+def _check_keys(
+    path: Path, number: int, item: dict[str, Any], required: set[str], optional: set[str]
+) -> None:
     missing = sorted(required - item.keys())
     if missing:
         raise EvalInputError(path, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}", number)
@@ -100,7 +102,7 @@ def _check_keys(path: Path, number: int, item: dict, required: set[str], optiona
         )
 
 
-def _text(path: Path, number: int, item: dict, key: str, *, allow_empty: bool = False) -> str:
+def _text(path: Path, number: int, item: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
     value = item[key]
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
         raise EvalInputError(
@@ -109,7 +111,7 @@ def _text(path: Path, number: int, item: dict, key: str, *, allow_empty: bool = 
     return value
 
 
-def _flag(path: Path, number: int, item: dict, key: str, default: bool) -> bool:
+def _flag(path: Path, number: int, item: dict[str, Any], key: str, default: bool) -> bool:
     value = item.get(key, default)
     if not isinstance(value, bool):
         raise EvalInputError(
@@ -118,7 +120,7 @@ def _flag(path: Path, number: int, item: dict, key: str, default: bool) -> bool:
     return value
 
 
-def _strings(path: Path, number: int, item: dict, key: str) -> list[str]:
+def _strings(path: Path, number: int, item: dict[str, Any], key: str) -> list[str]:
     value = item.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise EvalInputError(

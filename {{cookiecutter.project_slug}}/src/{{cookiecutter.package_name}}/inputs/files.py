@@ -6,8 +6,6 @@ import os
 import tempfile
 from pathlib import Path
 
-TEXT_MODE = {"encoding": "utf-8", "newline": "\n"}
-
 
 def _default_mode() -> int:
     """The mode a plain `open()` would give (0o666 minus the umask): mkstemp's private 0o600
@@ -24,7 +22,8 @@ def write_atomic(path: Path, text: str | bytes) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         binary = isinstance(text, bytes)
-        with os.fdopen(handle, "wb" if binary else "w", **({} if binary else TEXT_MODE)) as out:
+        encoding, newline = (None, None) if binary else ("utf-8", "\n")  # text: UTF-8, \n line ends
+        with os.fdopen(handle, "wb" if binary else "w", encoding=encoding, newline=newline) as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

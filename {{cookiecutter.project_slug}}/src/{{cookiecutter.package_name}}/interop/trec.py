@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +147,9 @@ def _grade(value: Any) -> int:
     return value
 
 
-def _table_lines(path: Path, text: str, columns: int, layout: str, fix: str):
+def _table_lines(
+    path: Path, text: str, columns: int, layout: str, fix: str
+) -> Iterator[tuple[int, list[str]]]:
     """Yield (line number, fields) of a whitespace-separated TREC file; reject other lines."""
     found = False
     for number, line in enumerate(text.split("\n"), start=1):  # numbered as editors number them

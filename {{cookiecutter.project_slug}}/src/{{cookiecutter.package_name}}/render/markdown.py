@@ -76,8 +76,8 @@ def markdown_summary(report: dict[str, Any]) -> str:
 
 def _slice_table(report: dict[str, Any], tests: list[dict[str, Any]]) -> list[str]:
     by_scope: dict[str, dict[str, dict[str, Any]]] = {}
-    for test in tests:
-        by_scope.setdefault(test["scope"], {})[test["metric"]] = test
+    for entry in tests:
+        by_scope.setdefault(entry["scope"], {})[entry["metric"]] = entry
     metrics = list(by_scope.get(OVERALL, {}))
     if not metrics or not report["slices"]:
         return []

@@ -162,7 +162,7 @@ def _rank_scored(
     block is still in the CPU cache. No matrix of the whole run is ever held.
     """
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    get = dict.get if all(type(row) is dict for row in rows) else _get
+    get: Callable[..., float] = dict.get if all(type(row) is dict for row in rows) else _get
     docs_per_row = np.bincount(owner, minlength=len(rows))
     row_ends = np.concatenate(([0], np.cumsum(lengths))).tolist()
     doc_ends = np.concatenate(([0], np.cumsum(docs_per_row))).tolist()
@@ -213,7 +213,7 @@ def _count_ahead(scores: np.ndarray, q: np.ndarray, s: np.ndarray) -> tuple[np.n
     # Runs usually arrive best first (retrievers and run files list them so): binary search
     # those rows, log2(depth) steps for all documents at once. In such a row the scores
     # equal to s[i] follow the greater ones; s[i] itself is one, and usually the only one.
-    descending = ~(scores[:, 1:] > scores[:, :-1]).any(axis=1)
+    descending: np.ndarray = ~np.any(scores[:, 1:] > scores[:, :-1], axis=1)
     fast = np.flatnonzero(descending[q])
     cell = _first_not_ahead(scores, q[fast], s[fast])  # flat index of s[i]'s first equal score
     greater[fast] = cell - q[fast] * width
@@ -237,7 +237,8 @@ def _first_not_ahead(scores: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.nda
     """Flat index of the first score in descending row q[i] that is not > s[i], s[i] being one
     of that row's scores: a branch-free binary search, the same steps for every row at once."""
     flat = scores.ravel()
-    cell, remaining = q * scores.shape[1], scores.shape[1]
+    cell: np.ndarray = q * scores.shape[1]
+    remaining = scores.shape[1]
     # Invariant: the answer is in [cell, cell + remaining - 1], inside the row (s[i] is in it).
     while remaining > 1:
         half = remaining // 2
@@ -252,7 +253,9 @@ def _first_not_ahead(scores: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.nda
 def _count_within(j: Judged, k: int | np.ndarray | None) -> np.ndarray:
     """Relevant documents within the first k, per question."""
     inside = (
-        np.ones(len(j.rank), dtype=bool) if k is None else j.rank <= (k if np.isscalar(k) else k[j.question])
+        np.ones(len(j.rank), dtype=bool)
+        if k is None
+        else j.rank <= (k[j.question] if isinstance(k, np.ndarray) else k)
     )
     return np.bincount(j.question[inside], minlength=j.questions).astype(np.float64)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ def ascending_id_rank(doc_ids: Sequence[str]) -> np.ndarray:
     return positions
 
 
-def check_hits(hits: object, depth: int, known_ids: set[str] | dict) -> list[Hit]:
+def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -> list[Hit]:
     """Validate what a retriever returned; raise RetrieverOutputError saying what is wrong."""
     if not isinstance(hits, list | tuple):
         raise RetrieverOutputError(

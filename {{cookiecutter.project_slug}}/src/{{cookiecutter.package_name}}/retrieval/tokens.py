@@ -9,6 +9,7 @@ help-centre articles apart. Raising `min_length` to 4 drops them: the regression
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..api import Tokenizer
@@ -61,7 +62,7 @@ def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
         return tokenize
     import Stemmer  # PyStemmer; imported only when a stemmer is chosen
 
-    stem_words = Stemmer.Stemmer(settings.stemmer).stemWords
+    stem_words: Callable[[list[str]], list[str]] = Stemmer.Stemmer(settings.stemmer).stemWords
 
     def tokenize_and_stem(text: str) -> list[str]:
         return stem_words(tokenize(text))

@@ -12,7 +12,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..answers.settings import ANSWER_CHECKS, JUDGE_KEYS, JudgeSettings, read_judge
 from ..errors import EvalInputError
@@ -111,21 +111,21 @@ class _Reader:
         """An error about setting `key` (dotted, e.g. "gate.floors.mrr"), located by line."""
         return EvalInputError(self.path, f"{key}: {problem}", fix, self.line_of(key))
 
-    def table(self, parent: dict, key: str) -> dict:
+    def table(self, parent: dict[str, Any], key: str) -> dict[str, Any]:
         value = parent.get(key.split(".")[-1], {})
         if not isinstance(value, dict):
             raise self.fail(key, f"must be a table, got {value!r}", f"write [{key}] followed by its settings")
         return value
 
-    def check_keys(self, table: dict, prefix: str, allowed: set[str]) -> None:
+    def check_keys(self, table: dict[str, Any], prefix: str, allowed: set[str]) -> None:
         for key in table:
             if key not in allowed:
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(sorted(allowed))}"
                 raise self.fail(f"{prefix}{key}", "unknown setting", hint)
 
-    def integer(self, table: dict, name: str, key: str, default: int, minimum: int) -> int:
-        value = table.get(key, default)
+    def integer(self, table: dict[str, Any], name: str, key: str, default: int, minimum: int) -> int:
+        value: object = table.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self.fail(
                 f"{name}.{key}",
@@ -148,16 +148,21 @@ class _Reader:
             )
         return float(value)
 
+    @overload
+    def metric(self, text: Any, key: str, answers: Literal[False] = False) -> Metric: ...
+    @overload
+    def metric(self, text: Any, key: str, answers: bool) -> Metric | str: ...
     def metric(self, text: Any, key: str, answers: bool = False) -> Metric | str:
+        """A metric name, parsed; with `answers`, an answer check's name is returned as is."""
         if answers and text in ANSWER_CHECKS:
-            return text
+            return str(text)  # one of the ANSWER_CHECKS names
         try:
             return parse_metric(text)
         except ValueError as error:
             raise self.fail(key, str(error), "use one of the known metric names") from None
 
     def metric_list(
-        self, table: dict, name: str, key: str, default: list[str], answers: bool = False
+        self, table: dict[str, Any], name: str, key: str, default: list[str], answers: bool = False
     ) -> list[Metric | str]:
         value = table.get(key, default)
         if not isinstance(value, list) or not value:
@@ -169,7 +174,7 @@ class _Reader:
         metrics = [self.metric(item, f"{name}.{key}", answers) for item in value]
         return list(dict.fromkeys(metrics))  # drop repeats, keep order
 
-    def path_setting(self, table: dict, key: str, default: str, section: str = "data") -> Path:
+    def path_setting(self, table: dict[str, Any], key: str, default: str, section: str = "data") -> Path:
         value = table.get(key, default)
         if not isinstance(value, str) or not value.strip() or "\x00" in value:
             raise self.fail(
@@ -300,7 +305,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
     )
 
 
-def _stats_settings(read: _Reader, table: dict) -> StatsSettings:
+def _stats_settings(read: _Reader, table: dict[str, Any]) -> StatsSettings:
     default = StatsSettings()
     alpha = read.number(table.get("alpha", default.alpha), "stats.alpha", 0, 1)
     confidence = read.number(table.get("confidence", default.confidence), "stats.confidence", 0, 1)

@@ -7,9 +7,12 @@ is the `[retriever]` table of eval.toml, checked against the module's `Options`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")  # an Options dataclass
 
 
 class OptionsError(ValueError):
@@ -18,7 +21,7 @@ class OptionsError(ValueError):
 
 def parse_options(options_class: type[T], options: dict[str, Any]) -> T:
     """Build an Options dataclass from the [retriever] table; OptionsError names a bad key."""
-    fields = {f.name: f for f in dataclasses.fields(options_class)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in dataclasses.fields(options_class)}
     for key, value in options.items():
         if key not in fields:
             raise OptionsError(f"unknown option {key!r}; this retriever takes: {', '.join(fields) or 'none'}")

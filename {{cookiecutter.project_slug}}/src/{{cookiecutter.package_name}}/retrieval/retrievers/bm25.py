@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,9 +39,9 @@ class BM25Retriever:
         for position, doc in enumerate(documents):
             counts = Counter(tokenize(f"{doc.title}\n{doc.text}"))
             lengths[position] = sum(counts.values())
-            for term, tf in counts.items():
+            for term, frequency in counts.items():
                 postings[term][0].append(position)
-                postings[term][1].append(tf)
+                postings[term][1].append(frequency)
         n = len(documents)
         average = lengths.mean() if n and lengths.mean() > 0 else 1.0
         norm = options.k1 * (1 - options.b + options.b * lengths / average)
@@ -61,5 +62,5 @@ class BM25Retriever:
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
 
 
-def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> BM25Retriever:
+def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> BM25Retriever:
     return BM25Retriever(documents, tokenize, parse_options(Options, options))

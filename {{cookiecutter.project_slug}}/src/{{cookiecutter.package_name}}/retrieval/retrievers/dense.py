@@ -22,6 +22,7 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,13 +57,13 @@ def model_source(model: str) -> str:
 
 
 @functools.lru_cache(maxsize=2)  # hybrid and repeated evaluations in one process share it
-def _load(source: str, revision: str):  # -> SentenceTransformer (imported lazily: torch is slow)
+def _load(source: str, revision: str) -> Any:  # a SentenceTransformer (imported lazily: torch is slow)
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(source, revision=revision or None)
 
 
-def load_model(options: Options):
+def load_model(options: Options) -> Any:  # a SentenceTransformer
     try:
         return _load(model_source(options.model), options.revision)
     except Exception as error:  # not a folder, not on the hub, or the hub is unreachable/offline
@@ -85,13 +86,15 @@ def _model_identity(options: Options, source: str) -> str:
         for file in sorted(f for f in folder.rglob("*") if f.is_file()):
             content.update(f"{file.relative_to(folder)}\0".encode())
             with file.open("rb") as handle:
-                for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                for block in iter(functools.partial(handle.read, 1 << 20), b""):
                     content.update(block)
         parts.append(content.hexdigest())
     return "\n".join(parts)
 
 
-def document_embeddings(model, documents: list[Document], texts: list[str], options: Options) -> np.ndarray:
+def document_embeddings(
+    model: Any, documents: list[Document], texts: list[str], options: Options
+) -> np.ndarray:
     """Normalised embeddings of `texts`, read from the cache when this corpus was already
     encoded with this model; otherwise encoded in batches and written atomically."""
     key = hashlib.sha256(_model_identity(options, model_source(options.model)).encode())
@@ -99,8 +102,9 @@ def document_embeddings(model, documents: list[Document], texts: list[str], opti
         key.update(f"\0{document.id}\0{text}".encode())
     path = Path(options.cache_dir) / f"{key.hexdigest()[:32]}.npy"
     if path.is_file():
-        return np.load(path)
-    embeddings = model.encode(
+        cached: np.ndarray = np.load(path)
+        return cached
+    embeddings: np.ndarray = model.encode(
         texts, batch_size=options.batch_size, normalize_embeddings=True, convert_to_numpy=True
     ).astype(np.float32)
     buffer = io.BytesIO()
@@ -143,6 +147,6 @@ class DenseRetriever:
         return hits
 
 
-def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> DenseRetriever:
+def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> DenseRetriever:
     """`tokenize` is unused: the model has its own tokenizer."""
     return DenseRetriever(documents, parse_options(Options, options))

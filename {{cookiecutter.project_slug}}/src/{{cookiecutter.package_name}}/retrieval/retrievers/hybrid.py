@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ...api import Document, Hit, Tokenizer
+from ...api import Document, Hit, Retriever, Tokenizer
 from ..ranking import ascending_id_rank, search_all, top_hits
-from . import bm25, dense, parse_options
+from . import T, bm25, dense, parse_options
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Options:
     candidates: int = 100  # documents taken from each ranking before fusing
 
 
-def _subset(options: Options, target: type):
+def _subset(options: Options, target: type[T]) -> T:
     names = {f.name for f in dataclasses.fields(target)}
     return target(**{k: v for k, v in dataclasses.asdict(options).items() if k in names})
 
@@ -42,7 +43,7 @@ class HybridRetriever:
         self.doc_ids = [d.id for d in documents]
         self.position = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
         self.tiebreak = ascending_id_rank(self.doc_ids)
-        self.parts = [
+        self.parts: list[Retriever] = [
             bm25.BM25Retriever(documents, tokenize, _subset(options, bm25.Options)),
             dense.DenseRetriever(documents, _subset(options, dense.Options)),
         ]
@@ -63,5 +64,5 @@ class HybridRetriever:
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)  # equal fused scores: by id
 
 
-def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> HybridRetriever:
+def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> HybridRetriever:
     return HybridRetriever(documents, tokenize, parse_options(Options, options))

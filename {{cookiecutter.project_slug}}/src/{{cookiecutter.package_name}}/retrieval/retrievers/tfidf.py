@@ -8,6 +8,7 @@ as title + text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -42,5 +43,5 @@ class TfidfRetriever:
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
 
 
-def build(documents: list[Document], tokenize: Tokenizer, options: dict) -> TfidfRetriever:
+def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> TfidfRetriever:
     return TfidfRetriever(documents, tokenize, parse_options(Options, options))
