@@ -31,6 +31,7 @@ LAYERS = [
     {"settings"},
     {"answers"},
     {"retrieval"},
+    {"text"},  # words, stop words, stemmers: shared by retrieval and answers
     {"inputs"},
     {"api", "errors", "__init__"},
 ]
@@ -247,7 +248,7 @@ def test_engine_tests_pass_whatever_the_team_puts_in_its_files(tmp_path: Path, r
     said = result.stdout + result.stderr
     assert result.returncode == 0, said[-6000:]
     passed = re.search(r"(\d+) passed", said)
-    assert passed and int(passed.group(1)) > 300 and " failed" not in said
+    assert passed and int(passed.group(1)) > 300 and not re.search(r"\d+ failed", said)
     # The eval session ran the team's system: every answer is an abstention.
     assert "abstained on an answerable question" in said
     assert f"Retriever {'Substring' if retriever == 'substring' else 'Reversed'} " in said

@@ -43,6 +43,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach a model hub
 from {{ cookiecutter.package_name }} import cli, run
 from {{ cookiecutter.package_name }}.answers import stand_in
 from {{ cookiecutter.package_name }}.api import System
+from {{ cookiecutter.package_name }}.inputs.reports import Report
 from {{ cookiecutter.package_name }}.retrieval import retrievers
 from {{ cookiecutter.package_name }}.retrieval.retrievers import {{ cookiecutter.retriever }} as shipped_retriever
 from {{ cookiecutter.package_name }}.settings.config import Config
@@ -60,8 +61,14 @@ def run_cli(argv: list[str], system: System = SHIPPED) -> int:
 def evaluate_shipped(
     config: Config, judge_stats: dict[str, int] | None = None, system: System = SHIPPED
 ) -> dict[str, Any]:
-    """The orchestrator's evaluate() on `system` (the shipped one unless given)."""
-    return run.evaluate(config, system, judge_stats)
+    """The orchestrator's evaluate() on `system` (the shipped one unless given), as the JSON
+    object the report file holds (the layout teams' scripts read)."""
+    return run.evaluate(config, system, judge_stats).to_dict()
+
+
+def as_report(data: dict[str, Any]) -> Report:
+    """A report's JSON object read back as a typed Report, as a baseline is read."""
+    return Report.from_dict(data, Path("report.json"), "test")
 
 
 # Deterministic CI: the same examples on every run, no example database written to disk.

@@ -9,6 +9,7 @@ network (no updates, sync or background fetches) and from touching your own prof
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,44 @@ def screenshot(page: Path, png: Path, size: tuple[int, int] = (1200, 1600)) -> P
         drew = f"Chromium drew nothing (exit {done.returncode})"
         raise ScreenshotError(f"{page}: {drew}: {done.stderr[-500:]}")
     return png
+
+
+# Appended to a copy of the page (never to the page itself, which runs no script): writes
+# the page's widths into its title, which --dump-dom then prints.
+MEASURE = (
+    "<script>document.title = 'width ' + document.documentElement.scrollWidth + ' of ' + "
+    "window.innerWidth;</script>"
+)
+
+
+def page_width(page: Path, window: tuple[int, int] = (1000, 800)) -> tuple[int, int]:
+    """(scrollWidth, window width) of `page` opened in headless Chromium at `window` size: a
+    page that never scrolls sideways has the first no larger than the second."""
+    chromium = find_chromium()
+    if chromium is None:
+        raise ScreenshotError(f"{page}: no Chromium to measure it; install it (`apt-get install chromium`)")
+    with tempfile.TemporaryDirectory(prefix="chromium-measure-") as folder:
+        copy = Path(folder) / page.name
+        copy.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), "utf-8")
+        done = subprocess.run(
+            [
+                chromium,
+                *FLAGS,
+                f"--user-data-dir={folder}/profile",
+                f"--window-size={window[0]},{window[1]}",
+                "--dump-dom",
+                copy.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    found = re.search(r"<title>width (\d+) of (\d+)</title>", done.stdout)
+    if found is None:
+        why = f"Chromium did not measure it (exit {done.returncode})"
+        raise ScreenshotError(f"{page}: {why}: {done.stderr[-500:]}")
+    return int(found.group(1)), int(found.group(2))
 
 
 def report_page(config: Path = Path("eval.toml")) -> Path:

@@ -3,7 +3,9 @@
 Start at README.md; settings live in eval.toml. Your files are retriever.py and generator.py
 (the system under test); they use the plug-in API re-exported here from api.py. Everything
 else is the template's engine, laid out by the flow of a run: inputs/ -> retrieval/ ->
-answers/ -> gate/ -> render/, driven by run.py; interop/ reads and writes other tools' files.
+answers/ -> gate/ -> render/, driven by run.py, with settings/ (eval.toml) and text/ (words,
+stop words and stemmers shared by the tokenizer and the judge); interop/ reads and writes
+other tools' files.
 """
 
 from .api import (

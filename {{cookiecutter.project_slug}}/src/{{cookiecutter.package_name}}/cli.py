@@ -101,6 +101,11 @@ def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     cmp.add_argument("--must-pass", nargs="+", default=[], metavar="QID", help="queries that must hit")
     cmp.add_argument("--k", type=_positive, required=True, help="cutoff: how many results count")
     cmp.add_argument("--output", type=Path, help="also write the verdict as JSON here")
+    cmp.add_argument(
+        "--all",
+        action="store_true",
+        help="print every query and every id (default: queries that differ or fail a check, few ids each)",
+    )
     qrels = commands.add_parser("export-qrels", help="write the golden set as TREC qrels (.json: JSON)")
     qrels.add_argument("output", type=Path)
     export = commands.add_parser("export-run", help="evaluate and write the retriever's output as a TREC run")
@@ -112,7 +117,14 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
     """Run one command; `system` is the team's unless a caller (a test) passes its own."""
     if args.command == "compare":  # needs only the files it is given, no eval.toml
         return run_compare(
-            args.qrels, args.runs, args.baseline, args.candidate, args.k, args.must_pass, args.output
+            args.qrels,
+            args.runs,
+            args.baseline,
+            args.candidate,
+            args.k,
+            args.must_pass,
+            args.output,
+            show_all=args.all,
         )
     config = load_config(args.config)
     if args.command == "export-qrels":

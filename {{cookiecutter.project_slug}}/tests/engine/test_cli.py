@@ -14,6 +14,7 @@ import pytest
 from conftest import (
     TINY_CONFIG,
     TINY_GOLDEN,
+    as_report,
     evaluate_shipped,
     run_cli,
     set_min_length,
@@ -45,7 +46,7 @@ def test_eval_writes_a_valid_report(project: Path, capsys: pytest.CaptureFixture
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "rag-eval-report"
     assert [row["id"] for row in data["questions"]] == ["q1", "q2", "q3", "q4", "q5"]
-    assert read_report(path, what="report")["counts"]["evaluated"] == 4
+    assert read_report(path, what="report").counts.evaluated == 4
 
 
 def test_eval_report_option_and_quiet(
@@ -64,7 +65,7 @@ def test_baseline_then_gate_passes(project: Path, capsys: pytest.CaptureFixture[
     """`baseline` writes the baseline; `gate` right after it passes (exit 0)."""
     assert run(project, "baseline") == 0
     baseline = project.parent / "baseline.json"
-    assert read_report(baseline)["counts"]["questions"] == 5
+    assert read_report(baseline).counts.questions == 5
     assert "review its diff and commit it" in capsys.readouterr().out
     assert run(project, "gate") == 0
     out = capsys.readouterr().out
@@ -87,7 +88,10 @@ def test_broken_tokenizer_fails_the_gate_naming_the_questions(
     for qid in ["q1", "q2", "q3"]:
         assert f"] {qid} " in failures
     assert "] q4 " not in failures
-    assert "[must-pass, newly failing] q1" in failures
+    # q1 fails on retrieval (must-pass, hit@5) and on its answer: listed once, with both.
+    (q1,) = [line for line in failures.splitlines() if "] q1 " in line]
+    assert q1.startswith("  [must-pass, newly failing, newly failing answer] q1 ")
+    assert "hit@5 1.000 -> 0.000" in q1 and "key_facts 1.000 -> 0.000" in q1
 
 
 def test_gate_without_a_baseline_says_how_to_make_one(
@@ -167,21 +171,22 @@ def test_lone_surrogate_in_golden_is_invalid_input(
 
 def test_write_report_leaves_no_temporary_files(project: Path, tmp_path: Path) -> None:
     """Writing (and overwriting) leaves exactly the report in its folder."""
-    report = evaluate_shipped(load_config(project))
+    report = as_report(evaluate_shipped(load_config(project)))
     target = tmp_path / "out" / "report.json"
     write_report(target, report)
     write_report(target, report)
     assert [p.name for p in target.parent.iterdir()] == ["report.json"]
-    assert read_report(target, what="report") == json.loads(target.read_text(encoding="utf-8"))
+    assert read_report(target, what="report") == report
+    assert json.loads(target.read_text(encoding="utf-8")) == report.to_dict()
 
 
 def test_failed_serialisation_keeps_the_previous_file(project: Path, tmp_path: Path) -> None:
     """A value JSON cannot encode in a late question row: the old report stays as it was."""
-    report = evaluate_shipped(load_config(project))
+    report = as_report(evaluate_shipped(load_config(project)))
     target = tmp_path / "out" / "report.json"
     write_report(target, report)
     old = target.read_bytes()
-    report["questions"][-1]["tags"] = {"not", "json"}  # a set: json.dumps raises TypeError
+    report.questions[-1].tags.append({"not", "json"})  # type: ignore[arg-type]  # a set: json.dumps raises TypeError
     with pytest.raises(TypeError):
         write_report(target, report)
     assert target.read_bytes() == old
@@ -193,7 +198,7 @@ def test_crash_while_writing_keeps_the_previous_file(
 ) -> None:
     """A crash after the new text is written but before it replaces the old file (e.g. the
     disk fills up at fsync) leaves the old report intact and no temporary file behind."""
-    report = evaluate_shipped(load_config(project))
+    report = as_report(evaluate_shipped(load_config(project)))
     target = tmp_path / "out" / "report.json"
     write_report(target, report)
     old = target.read_bytes()
@@ -202,7 +207,7 @@ def test_crash_while_writing_keeps_the_previous_file(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(files_module.os, "fsync", disk_full)
-    report["counts"]["questions"] = 999
+    report.receipt["seed"] = 999
     with pytest.raises(OSError, match="No space left"):
         write_report(target, report)
     assert target.read_bytes() == old

@@ -24,6 +24,7 @@ from typing import Any
 from ..api import Answer, Document, Generator
 from ..errors import EvalInputError
 from ..inputs.data import Question
+from ..inputs.reports import AnswerResult, Unsupported
 from .cache import VerdictCache
 from .contract import AnswerOutputError, check_answer
 from .judges import Item, Verdict, build_judge
@@ -44,7 +45,7 @@ def missing_facts(answer: str, must_include: list[str]) -> list[str]:
 
 @dataclass
 class AnswerResults:
-    rows: list[dict[str, Any]]  # one per question, in golden-set order
+    rows: list[AnswerResult]  # one per question, in golden-set order
     aggregate: dict[str, float]
     judge: dict[str, Any]  # the judge's identity, recorded in the report settings
     cache: dict[str, int]  # hits, misses and model calls of this run
@@ -119,25 +120,25 @@ def evaluate_answers(
         judged = verdicts[position : position + len(found)]
         position += len(found)
         missing = missing_facts(answer.text, question.must_include) if question.answerable else []
-        row: dict[str, Any] = {
-            "text": answer.text,
-            "abstained": answer.abstained,
-            "contexts": [c.doc_id for c in answer.contexts],
-            "abstention": float(answer.abstained != question.answerable),
-            "key_facts": (0.0 if answer.abstained or missing else 1.0) if question.answerable else None,
-            "missing_facts": question.must_include if answer.abstained else missing,
-            "faithfulness": None,
-            "claims": len(found),
-            "unsupported": [
-                {"claim": c, "why": v.reason} for c, v in zip(found, judged, strict=True) if not v.supported
-            ],
-        }
-        if not answer.abstained:
-            row["faithfulness"] = fmean(v.supported for v in judged) if judged else 0.0
-        rows.append(row)
+        faithfulness = None if answer.abstained else (fmean(v.supported for v in judged) if judged else 0.0)
+        rows.append(
+            AnswerResult(
+                text=answer.text,
+                abstained=answer.abstained,
+                contexts=[c.doc_id for c in answer.contexts],
+                abstention=float(answer.abstained != question.answerable),
+                key_facts=(0.0 if answer.abstained or missing else 1.0) if question.answerable else None,
+                missing_facts=question.must_include if answer.abstained else missing,
+                faithfulness=faithfulness,
+                claims=len(found),
+                unsupported=[
+                    Unsupported(c, v.reason) for c, v in zip(found, judged, strict=True) if not v.supported
+                ],
+            )
+        )
 
     def mean(name: str) -> float:
-        values = [row[name] for row in rows if row[name] is not None]
+        values = [value for row in rows if (value := row.check(name)) is not None]
         return fmean(values) if values else 0.0
 
     return AnswerResults(rows, {name: mean(name) for name in ANSWER_CHECKS}, judge.identity(), stats)

@@ -1,11 +1,24 @@
-"""The answer-side settings of eval.toml: [generation] and [judge], and the answer checks'
-names that [gate] floors, checks and metrics may use. Read by config.load_config."""
+"""The answer-side settings of eval.toml: the [judge] table, and the answer checks' names that
+[gate] floors, checks and metrics may use. Part of the one schema of eval.toml (settings/schema.py),
+which validates the file with pydantic; also home of the file-path type every table uses (this
+is the lowest layer that needs it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic.dataclasses import dataclass
 
 # Per-question answer checks; their names may appear in [gate.floors], [gate.checks] and
 # [gate] metrics. The report's aggregate holds their means.
@@ -15,23 +28,79 @@ ANSWER_CHECKS = {
     "faithfulness": "share of answer sentences the contexts support (answered questions)",
 }
 BACKENDS = ("lexical", "nli")  # the judges of answers/judges/, by [judge] backend
-JUDGE_KEYS = {"backend", "threshold", "model", "revision", "batch_size", "cache", "labels"}
 DEFAULT_THRESHOLDS = {"lexical": 0.55, "nli": 0.5}
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
 
+# A table of eval.toml: an unknown key is refused (a typo would otherwise be ignored), and
+# defaults are validated like written values, so default paths are resolved too.
+TABLE = ConfigDict(extra="forbid", validate_default=True)
 
-@dataclass(frozen=True)
-class JudgeSettings:
-    backend: str = "lexical"
-    threshold: float = DEFAULT_THRESHOLDS["lexical"]
-    model: str = DEFAULT_MODEL  # nli only: a model id or a local folder, as written
-    load_from: str = DEFAULT_MODEL  # the id, or the folder resolved against eval.toml
-    revision: str | None = None  # nli only: a branch, tag or commit of the model
-    batch_size: int = 32  # nli only
-    cache: Path = Path(".cache/verdicts.json")
-    labels: Path = Path("evals/judge_labels.jsonl")  # human labels for `calibrate`
+
+def _settings_path(value: object, info: ValidationInfo) -> Path:
+    """A path as written in eval.toml, resolved against the file's folder (the validation
+    context's "folder"; without one, as given)."""
+    if not isinstance(value, str | Path) or not str(value).strip() or "\x00" in str(value):
+        raise ValueError(f"must be a file path, got {value!r}")
+    folder = info.context.get("folder") if isinstance(info.context, dict) else None
+    return (folder / value).resolve() if isinstance(folder, Path) else Path(value)
+
+
+SettingsPath = Annotated[Path, BeforeValidator(_settings_path)]
+
+
+def _default_threshold(backend: object) -> float:
+    """Each judge's own default: their scores are on different scales."""
+    return DEFAULT_THRESHOLDS["nli" if backend == "nli" else "lexical"]
+
+
+@dataclass(frozen=True, config=TABLE)
+class JudgeTable:
+    """[judge] as written: which judge decides whether an answer sentence is supported."""
+
+    backend: StrictStr = Field(default="lexical", description="the judge: `lexical` (word coverage) or `nli`")
+    threshold: StrictFloat = Field(
+        default_factory=lambda table: _default_threshold(table.get("backend")),
+        ge=0,
+        le=1,
+        description="a sentence is supported when its best window scores at least this "
+        "(default 0.55 lexical, 0.5 nli; `nox -s calibrate` measures it)",
+    )
+    model: StrictStr = Field(
+        default=DEFAULT_MODEL, description="nli: a Hugging Face model id or a local folder"
+    )
+    revision: StrictStr | None = Field(
+        default=None, description="nli: pin a branch, tag or commit of the model"
+    )
+    batch_size: StrictInt = Field(
+        default=32, ge=1, le=4096, description="nli: claim-context pairs scored at once"
+    )
+    cache: SettingsPath = Field(default=Path(".cache/verdicts.json"), description="verdicts already computed")
+    labels: SettingsPath = Field(
+        default=Path("evals/judge_labels.jsonl"), description="human-labelled claims for `nox -s calibrate`"
+    )
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, backend: str) -> str:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown judge {backend!r}; one of: {', '.join(BACKENDS)}")
+        return backend
+
+    @field_validator("model", "revision")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank (leave the setting out for the default)")
+        return value
+
+
+@dataclass(frozen=True, config=TABLE)
+class JudgeSettings(JudgeTable):
+    """[judge] as the judges read it: the table, plus what load_config works out from it."""
+
+    load_from: str = DEFAULT_MODEL  # the model id, or its folder resolved against eval.toml
     line: int | None = None  # where `backend` is set, for error messages
-    model_line: int | None = None
+    model_line: int | None = None  # where `model` is set
 
     def identity(self) -> dict[str, Any]:
         """What produced the verdicts: recorded in every report, compared by the gate."""
@@ -42,33 +111,3 @@ class JudgeSettings:
             "revision": self.revision if nli else None,
             "threshold": self.threshold,
         }
-
-
-def read_judge(read: Any, table: dict[str, Any]) -> JudgeSettings:
-    """Validate the [judge] table with config's reader (errors name the key and its line)."""
-    backend = table.get("backend", "lexical")
-    if backend not in BACKENDS:
-        raise read.fail("judge.backend", f"unknown judge {backend!r}", f"one of: {', '.join(BACKENDS)}")
-    threshold = read.number(table.get("threshold", DEFAULT_THRESHOLDS[backend]), "judge.threshold", 0, 1)
-    model, revision = table.get("model", DEFAULT_MODEL), table.get("revision")
-    if not isinstance(model, str) or not model.strip():
-        raise read.fail(
-            "judge.model", f"must be a model id or folder, got {model!r}", f'model = "{DEFAULT_MODEL}"'
-        )
-    if revision is not None and (not isinstance(revision, str) or not revision.strip()):
-        raise read.fail(
-            "judge.revision", f"must be a branch, tag or commit, got {revision!r}", "or leave it out"
-        )
-    local = read.path.parent / model  # a local folder, relative to eval.toml
-    return JudgeSettings(
-        backend=backend,
-        threshold=threshold,
-        model=model,
-        load_from=str(local.resolve()) if local.is_dir() else model,
-        revision=revision,
-        batch_size=read.integer(table, "judge", "batch_size", 32, 1),
-        cache=read.path_setting(table, "cache", ".cache/verdicts.json", "judge"),
-        labels=read.path_setting(table, "labels", "evals/judge_labels.jsonl", "judge"),
-        line=read.line_of("judge.backend") or read.line_of("judge"),
-        model_line=read.line_of("judge.model") or read.line_of("judge"),
-    )

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalInputError
+from ..inputs.reports import Report
 from ..settings.config import Config
 
 # Compared by the gate: a change here means the baseline measured something else.
@@ -95,14 +96,13 @@ def build_receipt(config: Config, settings: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_same_data(
-    baseline: dict[str, Any], config: Config, baseline_path: Path, *, accept: bool
-) -> list[str]:
+def check_same_data(baseline: Report, config: Config, baseline_path: Path, *, accept: bool) -> list[str]:
     """Refuse a baseline made from another corpus or golden set; return notes when accepted.
 
     Raises EvalInputError naming each changed hash (old -> new) unless `accept` is true.
     """
-    old = (baseline.get("receipt") or {}).get("sha256") or {}
+    recorded = baseline.receipt.get("sha256")
+    old: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     new = data_hashes(config)
     files = {"corpus": config.corpus, "golden": config.golden}
     changed = [

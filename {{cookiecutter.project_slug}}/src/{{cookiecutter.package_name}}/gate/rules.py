@@ -15,7 +15,7 @@ baseline. One flipped question is noise until it is part of a significant drop.
 It refuses to compare (exit 2) when the baseline lacks a metric the gate needs.
 Answer checks (abstention, key_facts, faithfulness) take part by name: floors, and
 regressions tested the same way over the questions each check applies to; newly failing
-answers are listed like newly failing questions (answer_gate.py). It also refuses (exit 2)
+answers are listed like newly failing questions (answer_rules.py). It also refuses (exit 2)
 a baseline judged by a different judge, model, revision or threshold.
 """
 
@@ -26,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalInputError
+from ..inputs.reports import QuestionResult, Report
 from ..settings.config import GateSettings, StatsSettings
-from .answer_rules import answer_regressions, newly_failing_answers, require_same_judge
-from .significance import OVERALL, Comparison, compare_paired
+from .acceptance import must_pass_missed, not_lower
+from .answer_rules import answer_message, answer_tests, newly_failing_answers, require_same_judge
+from .significance import OVERALL, PairedComparison, PairedTest, compare_paired
+from .stats import format_p
 
-# Floating-point slack, so that identical numbers computed in another order never fail.
+# Floating-point slack for the tolerance: a drop must exceed it by more than float noise.
 EPSILON = 1e-9
 
 
@@ -41,6 +44,16 @@ class Failure:
     message: str
     details: tuple[str, ...] = ()
     blocking: bool = True  # False: listed for review, does not fail the gate on its own
+    question: str = ""  # per-question failures: the question's text
+    reasons: tuple[str, ...] = ()  # per-question failures: each check that failed
+
+
+def question_failure(
+    kind: str, row: QuestionResult, reasons: list[str], details: tuple[str, ...], blocking: bool
+) -> Failure:
+    """A failure about one question: its id, text and every check that failed."""
+    message = f'{row.id} "{row.question}": ' + "; ".join(reasons)
+    return Failure(kind, row.id, message, details, blocking, row.question, tuple(reasons))
 
 
 @dataclass
@@ -48,7 +61,8 @@ class GateResult:
     summary: list[tuple[str, float | None, float, float | None]]  # metric, baseline, now, floor
     failures: list[Failure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    comparison: Comparison | None = None  # delta, CI and p per metric and slice
+    comparison: PairedComparison | None = None  # delta, CI and p per metric and slice
+    answer_tests: list[PairedTest] = field(default_factory=list)  # each gated answer check, overall
 
     @property
     def passed(self) -> bool:
@@ -64,37 +78,31 @@ class GateResult:
         return {
             "passed": self.passed,
             **(self.comparison.to_dict() if self.comparison else {}),
+            "answer_tests": [asdict(test) for test in self.answer_tests],
             "failures": [asdict(failure) for failure in self.failures],
             "notes": list(self.notes),
         }
 
 
-def _rank(row: dict[str, Any], doc_id: str) -> int | None:
-    for rank, (retrieved_id, _) in enumerate(row["retrieved"], start=1):
-        if retrieved_id == doc_id:
-            return rank
-    return None
-
-
-def _why(row: dict[str, Any], before: dict[str, Any] | None, k: int) -> tuple[str, ...]:
+def _why(row: QuestionResult, before: QuestionResult | None, k: int) -> tuple[str, ...]:
     """Where each relevant document ranks now (and in the baseline), and what came back."""
 
     def where(rank: int | None) -> str:
         return "not retrieved" if rank is None else f"rank {rank}"
 
     lines = []
-    for doc_id, grade in sorted(row["relevant"].items(), key=lambda item: (-item[1], item[0])):
-        now = where(_rank(row, doc_id))
-        was = f"{where(_rank(before, doc_id))} -> " if before is not None else ""
+    for doc_id, grade in sorted(row.relevant.items(), key=lambda item: (-item[1], item[0])):
+        now = where(row.rank_of(doc_id))
+        was = f"{where(before.rank_of(doc_id))} -> " if before is not None else ""
         lines.append(f"relevant {doc_id} (grade {grade}): {was}{now}")
-    top = [doc_id for doc_id, _ in row["retrieved"][:k]]
+    top = [doc_id for doc_id, _ in row.retrieved[:k]]
     lines.append(f"top {k} now: {' '.join(top) or '(nothing)'}")
     return tuple(lines)
 
 
 def compare(
-    report: dict[str, Any],
-    baseline: dict[str, Any],
+    report: Report,
+    baseline: Report,
     gate: GateSettings,
     baseline_path: Path,
     stats: StatsSettings | None = None,
@@ -103,45 +111,45 @@ def compare(
     require_same_judge(report, baseline, baseline_path)
     needed = [str(m) for m in gate.metrics if not isinstance(m, str)]  # retrieval: paired per question
     answer_metrics = [m for m in gate.metrics if isinstance(m, str)]  # answer checks: answer_gate.py
-    missing = [name for name in [*needed, *answer_metrics] if name not in (baseline.get("aggregate") or {})]
+    missing = [name for name in [*needed, *answer_metrics] if name not in baseline.aggregate]
     if missing:
         raise EvalInputError(
             baseline_path,
             f"the baseline has no value for {', '.join(missing)} (it was made with other settings)",
             "remake it with `nox -s baseline` and commit it, so the comparison is like for like",
         )
-    now, before = report["aggregate"], baseline["aggregate"]
+    now, before = report.aggregate, baseline.aggregate
     floors = {str(m): value for m, value in gate.floors.items()}
     shown = list(dict.fromkeys([*needed, *answer_metrics, *floors]))
     result = GateResult(summary=[(name, before.get(name), now[name], floors.get(name)) for name in shown])
 
     for name, floor in floors.items():
-        if now[name] < floor - EPSILON:
+        if not not_lower(floor, now[name]):
             result.failures.append(
                 Failure("floor", name, f"{name} = {now[name]:.3f} is below its floor {floor:.3f}")
             )
     for tag, tag_floors in gate.slice_floors.items():
-        piece = report["slices"].get(tag) or {}
+        piece = report.slices.get(tag)
         for metric, floor in tag_floors.items():
-            value = (piece.get("metrics") or {}).get(str(metric))
+            value = (piece.metrics or {}).get(str(metric)) if piece is not None else None
             if value is None:
                 result.notes.append(f"slice floor for tag {tag!r}: no evaluated question has that tag")
-            elif value < floor - EPSILON:
+            elif not not_lower(floor, value):
                 result.failures.append(
                     Failure(
                         "floor",
                         f"{metric} [{tag}]",
                         f"{metric} = {value:.3f} on tag {tag!r} "
-                        f"({piece['evaluated']} questions) is below its slice floor {floor:.3f}",
+                        f"({piece.evaluated if piece else 0} questions) is below its slice floor {floor:.3f}",
                     )
                 )
 
-    old_rows = {row["id"]: row for row in baseline["questions"] if isinstance(row, dict) and "id" in row}
+    old_rows = {row.id: row for row in baseline.questions}
     for stored in old_rows.values():
-        if stored.get("metrics") is not None and any(name not in stored["metrics"] for name in needed):
+        if stored.metrics is not None and any(name not in stored.metrics for name in needed):
             raise EvalInputError(
                 baseline_path,
-                f"question {stored['id']!r} lacks a gated metric in the baseline",
+                f"question {stored.id!r} lacks a gated metric in the baseline",
                 "remake it with `nox -s baseline` and commit it",
             )
     result.comparison = compare_paired(report, baseline, needed, gate.tolerance, stats or StatsSettings())
@@ -149,7 +157,8 @@ def compare(
         where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
         numbers = (
             f"{test.metric}{where} dropped {test.baseline:.3f} -> {test.now:.3f} "
-            f"({test.delta:+.3f}, {_ci(test)}; n={test.n}; p={_p(test.p)}, Holm p={_p(test.p_holm)}; "
+            f"({test.delta:+.3f}, CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]; n={test.n}; "
+            f"p={format_p(test.p)}, Holm p={format_p(test.p_holm)}; "
             f"tolerance {gate.tolerance:.3f}, alpha {result.comparison.alpha:g})"
         )
         subject = test.metric if test.scope == OVERALL else f"{test.metric} [{test.scope}]"
@@ -157,49 +166,53 @@ def compare(
             result.failures.append(Failure("regression", subject, numbers))
         elif test.delta < 0 and -test.delta > gate.tolerance + EPSILON and test.scope == OVERALL:
             result.notes.append(f"not significant, so not a regression: {numbers}")
-    k = report["settings"]["k"]
-    for row in report["questions"]:
-        if row["metrics"] is None:
+    k = report.k
+    # The same must-pass rule as `compare`: no relevant document in the top k.
+    found = {r.id: r.found for r in report.questions}
+    missed = set(must_pass_missed([r.id for r in report.questions if r.must_pass], found))
+    for row in report.questions:
+        if row.metrics is None:
             continue
-        old = old_rows.get(row["id"])
+        old = old_rows.get(row.id)
         kinds, reasons = [], []
-        if row["must_pass"] and not row["found"]:
+        if row.id in missed and row.metrics is not None:
             kinds.append("must-pass")
             reasons.append(f"must-pass question found no relevant document in the top {k}")
-        if old is not None and old.get("metrics") is not None:
+        if old is not None and old.metrics is not None:
             broken = []
             for metric, threshold in gate.checks.items():
                 name = str(metric)
-                if name not in old["metrics"]:
+                if name not in old.metrics:
                     raise EvalInputError(
                         baseline_path,
-                        f"question {row['id']!r} has no {name} in the baseline",
+                        f"question {row.id!r} has no {name} in the baseline",
                         "remake it with `nox -s baseline` and commit it",
                     )
-                was, value = old["metrics"][name], row["metrics"][name]
+                was, value = old.metrics[name], row.metrics[name]
                 if was >= threshold and value < threshold:
                     broken.append(f"{name} {was:.3f} -> {value:.3f} (passes at >= {threshold:g})")
             if broken:
                 kinds.append("newly failing")
                 reasons += broken
         if reasons:
-            label = f'{row["id"]} "{row["question"]}"'
-            message = f"{label}: " + "; ".join(reasons)
             blocking = "must-pass" in kinds
-            result.failures.append(Failure(", ".join(kinds), row["id"], message, _why(row, old, k), blocking))
+            why = _why(row, old, k)
+            result.failures.append(question_failure(", ".join(kinds), row, reasons, why, blocking))
 
-    for subject, numbers, regression in answer_regressions(
-        report, baseline, answer_metrics, gate.tolerance, stats or StatsSettings()
-    ):
-        if regression:
-            result.failures.append(Failure("regression", subject, numbers))
-        else:
-            result.notes.append(f"not significant, so not a regression: {numbers}")
-    for qid, message, details in newly_failing_answers(report, baseline, gate.answer_checks):
-        result.failures.append(Failure("newly failing answer", qid, message, details, blocking=False))
+    stats = stats or StatsSettings()
+    result.answer_tests = answer_tests(report, baseline, answer_metrics, gate.tolerance, stats)
+    for test in result.answer_tests:
+        if test.delta < 0 and test.beyond_tolerance:
+            numbers = answer_message(test, gate.tolerance, (stats or StatsSettings()).alpha)
+            if test.regression:
+                result.failures.append(Failure("regression", test.metric, numbers))
+            else:
+                result.notes.append(f"not significant, so not a regression: {numbers}")
+    for row, broken, details in newly_failing_answers(report, baseline, gate.answer_checks):
+        result.failures.append(question_failure("newly failing answer", row, broken, details, blocking=False))
 
-    added = [row["id"] for row in report["questions"] if row["id"] not in old_rows]
-    removed = sorted(set(old_rows) - {row["id"] for row in report["questions"]})
+    added = [row.id for row in report.questions if row.id not in old_rows]
+    removed = sorted(set(old_rows) - {row.id for row in report.questions})
     if added:
         result.notes.append(
             f"{len(added)} question(s) not in the baseline (not checked per question): {', '.join(added)}"
@@ -209,82 +222,3 @@ def compare(
             f"{len(removed)} baseline question(s) no longer in the golden set: {', '.join(removed)}"
         )
     return result
-
-
-def _ci(test: Any) -> str:
-    return f"CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
-def format_result(result: GateResult, tolerance: float) -> str:
-    """What `gate` prints: per-metric delta, CI and p; slices; notes; the verdict and why."""
-    comparison = result.comparison
-    tests = {(t.scope, t.metric): t for t in comparison.tests} if comparison else {}
-    header = (
-        f"{'metric':<12} {'baseline':>9} {'now':>7} {'delta':>7} {'CI of delta':>17} {'p':>7} {'Holm p':>7}"
-    )
-    lines = [f"  {header} {'floor':>6}"]
-    failing = {f.subject for f in result.problems if f.kind in ("floor", "regression")}
-    for name, was, value, floor in result.summary:
-        test = tests.get((OVERALL, name))
-        delta = "" if was is None else f"{value - was:+7.3f}"
-        ci = f"[{test.ci_low:+.3f}, {test.ci_high:+.3f}]" if test else ""
-        p_raw, p_holm = (_p(test.p), _p(test.p_holm)) if test else ("", "")
-        was_text = "-" if was is None else f"{was:.3f}"
-        floor_text = "-" if floor is None else f"{floor:.3f}"
-        mark = "FAIL" if name in failing else "ok"
-        lines.append(
-            f"  {name:<12} {was_text:>9} {value:7.3f} {delta:>7} {ci:>17} {p_raw:>7} {p_holm:>7} "
-            f"{floor_text:>6}  {mark}"
-        )
-    if comparison:
-        tested = sum(1 for t in comparison.tests if t.p_holm is not None)
-        lines.append(
-            f"  (regression = a drop of more than {tolerance:.3f} that is significant: paired sign-flip "
-            f"test, Holm p <= {comparison.alpha:g} across {tested} tests of metrics and slices)"
-        )
-        lines += _slice_lines(comparison)
-        lines += [f"warning: {warning}" for warning in comparison.warnings]
-    for note in result.notes:
-        lines.append(f"note: {note}")
-    listed = [failure for failure in result.failures if not failure.blocking]
-    if listed:
-        lines.append(f"{len(listed)} newly failing question(s), not a failure on their own:")
-        for failure in listed:
-            lines.append(f"  [{failure.kind}] {failure.message}")
-            lines.extend(f"      {detail}" for detail in failure.details)
-    if result.passed:
-        lines.append("GATE PASSED")
-        return "\n".join(lines)
-    lines.append(f"GATE FAILED: {len(result.problems)} problem(s)")
-    for failure in result.problems:
-        lines.append(f"  [{failure.kind}] {failure.message}")
-        lines.extend(f"      {detail}" for detail in failure.details)
-    return "\n".join(lines)
-
-
-def _slice_lines(comparison: Comparison) -> list[str]:
-    """Per tag: n and, per gated metric, the delta and its Holm p ('*' = significant)."""
-    scopes = list(dict.fromkeys(t.scope for t in comparison.tests if t.scope != OVERALL))
-    if not scopes:
-        return []
-    metrics = list(dict.fromkeys(t.metric for t in comparison.tests))
-    tests = {(t.scope, t.metric): t for t in comparison.tests}
-    width = max(len(scope) for scope in [*scopes, "tag"])
-    lines = [
-        "  Slices: delta (Holm p; * significant, - too small to test)",
-        f"  {'tag':{width}} {'n':>4}  " + " ".join(f"{m:>18}" for m in metrics),
-    ]
-    for scope in scopes:
-        cells = []
-        for metric in metrics:
-            test = tests[(scope, metric)]
-            star = "*" if test.significant else " "
-            cells.append(f"{test.delta:+.3f} ({_p(test.p_holm)}){star}".rjust(18))
-        lines.append(f"  {scope:{width}} {tests[(scope, metrics[0])].n:>4}  " + " ".join(cells))
-    return lines

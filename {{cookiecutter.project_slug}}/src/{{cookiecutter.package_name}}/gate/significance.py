@@ -15,7 +15,9 @@ from typing import Any
 
 from ..errors import EvalInputError
 from ..inputs.data import Question
+from ..inputs.reports import QuestionResult, Report
 from ..settings.config import Config, StatsSettings
+from ..settings.lines import dotted
 from .stats import bootstrap_ci, holm, min_changed_questions, min_detectable_drop, sign_flip_p
 
 OVERALL = "all questions"
@@ -42,7 +44,7 @@ class PairedTest:
 
 
 @dataclass
-class Comparison:
+class PairedComparison:
     tests: list[PairedTest]
     alpha: float
     tolerance: float
@@ -62,23 +64,22 @@ class Comparison:
         }
 
 
-def _pairs(
-    report: dict[str, Any], baseline: dict[str, Any], tag: str | None
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+Pair = tuple[QuestionResult, QuestionResult]
+
+
+def _pairs(report: Report, baseline: Report, tag: str | None) -> list[Pair]:
     """(baseline row, current row) of each question evaluated in both, optionally with `tag`."""
-    old = {row["id"]: row for row in baseline["questions"] if isinstance(row, dict) and row.get("metrics")}
+    old = {row.id: row for row in baseline.questions if row.metrics}
     return [
-        (old[row["id"]], row)
-        for row in report["questions"]
-        if row["metrics"] is not None and row["id"] in old and (tag is None or tag in row["tags"])
+        (old[row.id], row)
+        for row in report.questions
+        if row.metrics is not None and row.id in old and (tag is None or tag in row.tags)
     ]
 
 
-def _test(
-    scope: str, metric: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], settings: StatsSettings
-) -> dict[str, Any]:
-    before = [old["metrics"][metric] for old, _ in pairs]
-    after = [new["metrics"][metric] for _, new in pairs]
+def _test(scope: str, metric: str, pairs: list[Pair], settings: StatsSettings) -> dict[str, Any]:
+    before = [_value(old, metric) for old, _ in pairs]
+    after = [_value(new, metric) for _, new in pairs]
     deltas = [a - b for a, b in zip(after, before, strict=True)]
     low, high = bootstrap_ci(
         deltas, seed=settings.seed, resamples=settings.resamples, confidence=settings.confidence
@@ -98,20 +99,30 @@ def _test(
     }
 
 
+def _value(row: QuestionResult, metric: str) -> float:
+    """The row's value of `metric`: a retrieval metric, else an answer check."""
+    if row.metrics is not None and metric in row.metrics:
+        return row.metrics[metric]
+    value = row.answer.check(metric) if row.answer is not None else None
+    if value is None:
+        raise KeyError(metric)
+    return value
+
+
 def compare_paired(
-    report: dict[str, Any],
-    baseline: dict[str, Any],
+    report: Report,
+    baseline: Report,
     metrics: list[str],
     tolerance: float,
     settings: StatsSettings,
-) -> Comparison:
+) -> PairedComparison:
     """Paired tests of every metric in `metrics`, overall and for every tag of `report`.
 
     Metrics missing from a baseline row are the caller's problem (gate.compare checks first).
     """
     raw = [_test(OVERALL, metric, _pairs(report, baseline, None), settings) for metric in metrics]
     warnings = []
-    tags = sorted({tag for row in report["questions"] if row["metrics"] is not None for tag in row["tags"]})
+    tags = sorted({tag for row in report.questions if row.metrics is not None for tag in row.tags})
     untested = []
     for tag in tags:
         pairs = _pairs(report, baseline, tag)
@@ -147,7 +158,7 @@ def compare_paired(
             f"each by a whole point on a 0-1 metric such as hit@k), so drops between the tolerance "
             f"{tolerance:g} and that pass unless a floor or must-pass check catches them; add questions",
         )
-    return Comparison(tests, settings.alpha, tolerance, needed, mde, warnings)
+    return PairedComparison(tests, settings.alpha, tolerance, needed, mde, warnings)
 
 
 def check_slice_tags(config: Config, questions: list[Question]) -> None:
@@ -156,12 +167,10 @@ def check_slice_tags(config: Config, questions: list[Question]) -> None:
     tags = sorted({tag for question in questions if question.answerable for tag in question.tags})
     for tag in config.gate.slice_floors:
         if tag not in tags:
-            header = f"[gate.slices.{tag}]"
-            lines = config.path.read_text(encoding="utf-8").split("\n")  # as TOML counts lines
-            line = next((n for n, text in enumerate(lines, start=1) if text.strip().startswith(header)), None)
+            header = f"[{dotted(('gate', 'slices', tag))}]"
             raise EvalInputError(
                 config.path,
                 f"{header}: no answerable question in {config.golden.name} has the tag {tag!r}",
                 f"use one of: {', '.join(tags) or '(no tags)'}",
-                line,
+                config.line_of("gate", "slices", tag),
             )

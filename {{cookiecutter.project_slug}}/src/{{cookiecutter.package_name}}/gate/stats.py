@@ -124,3 +124,10 @@ def min_detectable_drop(n: int, alpha: float) -> float | None:
     """
     needed = min_changed_questions(alpha)
     return None if n < needed else needed / n
+
+
+def format_p(value: float | None) -> str:
+    """A p-value as every output prints it: '-' when not tested, '<0.0001' when tiny."""
+    if value is None:
+        return "-"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"

@@ -7,12 +7,16 @@ For runs made by any system (TREC or JSON files, see trec.py), in three steps:
    ranks at least k documents per query (duplicate labels and duplicate ranked ids are
    refused when the files are read). Any problem: EvalInputError, exit 2.
 2. Score both runs at cutoff k, per query (found and missing relevant ids, metrics) and as
-   macro averages over queries, with the functions in metrics.py.
+   macro averages over queries, with the batch scorer that `eval` and `gate` use
+   (retrieval/batch.py), so a metric has the same value here as in their reports.
 3. Accept the candidate only when recall@k and mrr@k are not lower than the baseline's and
-   every must-pass query has a relevant document in its top k. Averages alone are not
-   enough: a candidate can raise MRR while losing a query that matters.
+   every must-pass query has a relevant document in its top k: the rules of
+   gate/acceptance.py, shared with the gate. Averages alone are not enough: a candidate can
+   raise MRR while losing a query that matters.
 
-Exit 0 accepted, 3 rejected.
+The console shows the summary first (macro averages, checks, verdict), then the queries a
+reader needs: those whose results differ between the two runs or that fail a check, with
+long id lists cut short (`--all`: every query, every id). Exit 0 accepted, 3 rejected.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from statistics import fmean
 from typing import Any
 
 from ..errors import EvalInputError, ExitCode
+from ..gate.acceptance import must_pass_missed, not_lower
 from ..inputs.files import write_atomic
+from ..retrieval.batch import compute, judge_rankings
 from ..retrieval.names import Metric, parse_metric
+from ..retrieval.ranking import found_and_missing
 from .trec import AllQrels, Run, load_qrels, load_runs
 
-# Equal averages computed in a different order may differ in the last bit; that is not lower.
-EPSILON = 1e-12
+# Ids shown per list on the console before "... and N more" (--all shows them all).
+SHOWN_IDS = 5
 
 
 def compare_metrics(k: int) -> list[Metric]:
@@ -135,20 +142,15 @@ def validate(
 
 
 def score_run(qrels: AllQrels, run: Run, k: int) -> list[QueryScore]:
-    """Per-query found/missing ids and metrics at cutoff k, in qrels order."""
+    """Per-query found/missing ids and metrics at cutoff k, in qrels order. The metrics come
+    from the batch scorer, as in `eval`: the same numbers for the same rankings."""
+    rankings = [run.get(qid, []) for qid in qrels]
+    values = compute(judge_rankings(rankings, list(qrels.values())), compare_metrics(k))
+    columns = {name: column.tolist() for name, column in values.items()}  # Python floats
     rows = []
-    for qid, judged in qrels.items():
-        ranking = run.get(qid, [])
-        top = ranking[:k]
-        relevant = {doc_id: grade for doc_id, grade in judged.items() if grade >= 1}
-        rows.append(
-            QueryScore(
-                qid=qid,
-                found=[doc_id for doc_id in top if doc_id in relevant],
-                missing=sorted(set(relevant) - set(top), key=lambda doc_id: (-relevant[doc_id], doc_id)),
-                metrics={str(metric): metric(ranking, judged) for metric in compare_metrics(k)},
-            )
-        )
+    for i, (qid, ranking) in enumerate(zip(qrels, rankings, strict=True)):
+        found, missing = found_and_missing(ranking, qrels[qid], k)
+        rows.append(QueryScore(qid, found, missing, {name: column[i] for name, column in columns.items()}))
     return rows
 
 
@@ -164,32 +166,37 @@ def compare_runs(
     checks = []
     for metric in compare_metrics(k)[:2]:
         before, after = macro[baseline][str(metric)], macro[candidate][str(metric)]
-        checks.append(Check(f"{metric} not lower", after >= before - EPSILON, f"{before:.4f} -> {after:.4f}"))
-    hit = {row.qid: bool(row.found) for row in scores[candidate]}
-    missed = [qid for qid in must_pass if not hit[qid]]
+        checks.append(Check(f"{metric} not lower", not_lower(before, after), f"{before:.4f} -> {after:.4f}"))
+    missed = must_pass_missed(must_pass, {row.qid: row.found for row in scores[candidate]})
     detail = f"missed: {', '.join(missed)}" if missed else f"{len(must_pass)} of {len(must_pass)} hit"
     checks.append(Check(f"must-pass queries hit in the top {k}", not missed, detail))
     return Comparison(k, baseline, candidate, scores, macro, checks)
 
 
-def _ids(ids: list[str]) -> str:
-    return ", ".join(ids) if ids else "-"
+def _ids(ids: list[str], shown: int | None) -> str:
+    """Comma-separated ids; past `shown` of them (None: no limit), a count of the rest."""
+    if not ids:
+        return "-"
+    if shown is None or len(ids) <= shown:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:shown])} ... and {len(ids) - shown} more"
 
 
-def format_comparison(result: Comparison, must_pass: list[str]) -> str:
-    """The human-readable verdict: per-query ids, macro metrics, checks, decision."""
+def _differs(base: QueryScore, cand: QueryScore) -> bool:
+    return (base.found, base.missing, base.metrics) != (cand.found, cand.missing, cand.metrics)
+
+
+def format_comparison(result: Comparison, must_pass: list[str], show_all: bool = False) -> str:
+    """The human-readable verdict: macro metrics, checks and decision first, then per-query
+    ids. Unless `show_all`, only the queries whose results differ between the runs or that
+    fail a check (a must-pass query the candidate misses) are listed, each id list cut to
+    SHOWN_IDS ids and a count: a classic test collection has hundreds of relevant documents
+    per query, and the queries that did not change say nothing about the change."""
     names = (result.baseline, result.candidate)
-    width = max(len(name) for name in names)
-    lines = [f"Per query: relevant documents found in / missing from the top {result.k}"]
-    for base_row, cand_row in zip(*(result.scores[name] for name in names), strict=True):
-        flag = "  [must pass]" if base_row.qid in must_pass else ""
-        lines.append(f"  {base_row.qid}{flag}")
-        for name, row in zip(names, (base_row, cand_row), strict=True):
-            rr = row.metrics[f"mrr@{result.k}"]
-            lines.append(
-                f"    {name:<{width}}  rr {rr:.3f}  found: {_ids(row.found)}  missing: {_ids(row.missing)}"
-            )
-    lines += ["", f"Macro averages over {len(result.scores[result.baseline])} queries"]
+    width = max(6, *(len(name) for name in names))  # at least a value's width (0.1234)
+    shown = None if show_all else SHOWN_IDS
+    total = len(result.scores[result.baseline])
+    lines = [f"Macro averages over {total} queries"]
     lines.append(f"  {'metric':<12} {result.baseline:>{width}} {result.candidate:>{width}}   delta")
     for metric in compare_metrics(result.k):
         before, after = (result.macro[name][str(metric)] for name in names)
@@ -198,9 +205,29 @@ def format_comparison(result: Comparison, must_pass: list[str]) -> str:
     lines += [f"  {'PASS' if c.passed else 'FAIL'}  {c.name} ({c.detail})" for c in result.checks]
     missed = result.missed(result.candidate)
     if missed:
-        lines.append(f"Candidate finds no relevant document in the top {result.k} for: {', '.join(missed)}")
+        lines.append(f"Candidate finds no relevant document in the top {result.k} for: {_ids(missed, shown)}")
     verdict = "ACCEPTED" if result.accepted else "REJECTED"
-    lines += ["", f"{verdict}: {result.candidate} against {result.baseline}"]
+    lines += ["", f"{verdict}: {result.candidate} against {result.baseline}", ""]
+
+    rows = list(zip(*(result.scores[name] for name in names), strict=True))
+    missed_must_pass = set(must_pass) & set(missed)
+    if not show_all:
+        rows = [(b, c) for b, c in rows if _differs(b, c) or b.qid in missed_must_pass]
+    lines.append(f"Per query: relevant documents found in / missing from the top {result.k}")
+    if not show_all:
+        lines.append(
+            f"({len(rows)} of {total} queries: those that differ between the runs or fail a check; "
+            "--all shows every query and every id)"
+        )
+    for base_row, cand_row in rows:
+        flag = "  [must pass]" if base_row.qid in must_pass else ""
+        lines.append(f"  {base_row.qid}{flag}")
+        for name, row in zip(names, (base_row, cand_row), strict=True):
+            rr = row.metrics[f"mrr@{result.k}"]
+            lines.append(
+                f"    {name:<{width}}  rr {rr:.3f}  found: {_ids(row.found, shown)}  "
+                f"missing: {_ids(row.missing, shown)}"
+            )
     return "\n".join(lines)
 
 
@@ -232,13 +259,15 @@ def run_compare(
     k: int,
     must_pass: list[str],
     output: Path | None = None,
+    show_all: bool = False,
 ) -> ExitCode:
-    """The `compare` command: validate, score, print; exit code OK or REGRESSION."""
+    """The `compare` command: validate, score, print (`show_all`: every query and id); exit
+    code OK or REGRESSION."""
     qrels, runs, sources = load_inputs(qrels_path, runs_paths)
     must_pass = list(dict.fromkeys(must_pass))
     validate(qrels, runs, sources, qrels_path, (baseline, candidate), k, must_pass)
     result = compare_runs(qrels, runs, baseline, candidate, k, must_pass)
-    print(format_comparison(result, must_pass))
+    print(format_comparison(result, must_pass, show_all))
     if output is not None:
         write_atomic(output, json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {output}")

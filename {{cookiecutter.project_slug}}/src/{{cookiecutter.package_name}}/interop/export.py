@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..api import Hit
 from ..errors import EvalInputError
 from ..inputs.data import load_corpus, load_golden
 from ..inputs.files import write_atomic
+from ..inputs.reports import Report
 from ..retrieval.ranking import trec_order
 from ..settings.config import Config
 from .trec import format_qrels, format_run
@@ -48,9 +48,7 @@ def export_qrels(config: Config, target: Path) -> int:
     return len(qrels)
 
 
-def export_run(
-    config: Config, target: Path, tag: str, evaluate: Callable[[Config], dict[str, Any]]
-) -> list[str]:
+def export_run(config: Config, target: Path, tag: str, evaluate: Callable[[Config], Report]) -> list[str]:
     """Evaluate (with `evaluate`, the orchestrator's), then write what the retriever returned
     for every question as a run.
 
@@ -62,9 +60,7 @@ def export_run(
     if not as_json:
         _check_ids(Path("--tag"), [tag], "run tag")
     report = evaluate(config)
-    run = {
-        row["id"]: [Hit(doc_id, score) for doc_id, score in row["retrieved"]] for row in report["questions"]
-    }
+    run = {row.id: [Hit(doc_id, score) for doc_id, score in row.retrieved] for row in report.questions}
     if not as_json:
         _check_ids(config.golden, list(run), "question id")
         _check_ids(config.corpus, [hit.doc_id for hits in run.values() for hit in hits], "document id")

@@ -1,18 +1,19 @@
 """A self-contained HTML page of the gate's result: open it from disk, no network, no script.
 
-Plots are inline SVG drawn here (no plotting library, no JavaScript, no fonts or CDN):
+Laid out from the same `GateView` as the console and the markdown summary. Plots are inline
+SVG drawn here (no plotting library, no JavaScript, no fonts or CDN), each scaled to the
+page's width (a viewBox), so the page never scrolls sideways, at 10 questions or 10,000:
   - per-slice bars: each tag's mean, baseline vs now, for every gated metric;
-  - per-question deltas: one bar per question, sorted, for every gated metric.
-Everything shown comes from the gate's JSON report and the baseline report; every piece of
-text from them is escaped, so a question containing "<script>" prints as text.
+  - per-question deltas: every question's change, sorted, for every gated metric.
+Every piece of text from the data is escaped, so a question containing "<script>" prints as
+text.
 """
 
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
-from ..gate.significance import OVERALL
+from .view import DeltaSeries, GateView, MetricRow, QuestionIssue, SliceRow, cut
 
 BASELINE_COLOUR = "#b8c2cc"
 NOW_COLOUR = "#2f6db5"
@@ -20,39 +21,36 @@ DROP_COLOUR = "#c0392b"
 GAIN_COLOUR = "#2e8b57"
 
 STYLE = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1d2329; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1d2329;
+  max-width: 1100px; overflow-wrap: anywhere; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
 .pass { color: #1e7b34; } .fail { color: #b3261e; }
-table { border-collapse: collapse; margin: 8px 0; }
+table { border-collapse: collapse; margin: 8px 0; max-width: 100%; }
 td, th { border: 1px solid #d5dbe1; padding: 3px 8px; text-align: right; }
 td:first-child, th:first-child { text-align: left; }
+.scroll { overflow-x: auto; max-width: 100%; }
 .warn { background: #fff6d6; border-left: 4px solid #e0a800; padding: 6px 10px; margin: 6px 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 18px; }
-figure { margin: 0; } figcaption { font-weight: 600; margin-bottom: 4px; }
+figure { margin: 0; flex: 1 1 320px; min-width: 0; max-width: 560px; }
+figcaption { font-weight: 600; margin-bottom: 4px; }
+svg { display: block; width: 100%; height: auto; }
 svg text { font: 11px system-ui, sans-serif; fill: #1d2329; }
 .key span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: -1px; }
-li { margin: 3px 0; }
+li { margin: 3px 0; } .detail { color: #4a5560; font-size: 13px; }
 """
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "&ndash;"
-    return "&lt;0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
-def _slice_bars(report: dict[str, Any], baseline: dict[str, Any], metric: str) -> str:
+def _slice_bars(rows: list[SliceRow], index: int) -> str:
     """Horizontal bars, two per tag: baseline (grey) and now (blue), on a 0-1 scale."""
-    tags = [tag for tag, piece in report["slices"].items() if piece.get("metrics")]
-    label_w, bar_w, row_h = 120, 220, 22
-    height = row_h * len(tags) + 24
-    parts = [f'<svg width="{label_w + bar_w + 60}" height="{height}" role="img">']
-    for i, tag in enumerate(tags):
+    label_w, bar_w, row_h = 150, 300, 22
+    width, height = label_w + bar_w + 50, row_h * len(rows) + 24
+    parts = [f'<svg viewBox="0 0 {width} {height}" role="img">']
+    for i, row in enumerate(rows):
         y = i * row_h + 4
-        now = report["slices"][tag]["metrics"][metric]
-        was = ((baseline.get("slices", {}).get(tag) or {}).get("metrics") or {}).get(metric)
-        n = report["slices"][tag]["evaluated"]
-        parts.append(f'<text x="0" y="{y + 13}">{escape(tag[:18])} (n={n})</text>')
+        was, now = row.bars[index]
+        label = row.tag if len(row.tag) <= 20 else row.tag[:19] + "…"
+        name = f"{escape(label)} (n={row.n})<title>{escape(row.tag)}</title>"
+        parts.append(f'<text x="0" y="{y + 13}">{name}</text>')
         if was is not None:
             parts.append(
                 f'<rect x="{label_w}" y="{y}" width="{was * bar_w:.1f}" height="8" fill="{BASELINE_COLOUR}">'
@@ -72,160 +70,128 @@ def _slice_bars(report: dict[str, Any], baseline: dict[str, Any], metric: str) -
     return "".join(parts)
 
 
-def _delta_bars(report: dict[str, Any], baseline: dict[str, Any], metric: str) -> str:
-    """One vertical bar per question (sorted by delta): red below zero, green above."""
-    old = {row["id"]: row for row in baseline["questions"] if row.get("metrics")}
-    deltas = sorted(
-        (row["metrics"][metric] - old[row["id"]]["metrics"][metric], row["id"])
-        for row in report["questions"]
-        if row["metrics"] is not None and row["id"] in old
-    )
-    step, half, top = 7, 60, 10
-    width = max(200, step * len(deltas) + 50)
+def _delta_bars(series: DeltaSeries) -> str:
+    """Every question's delta, sorted: red below zero, green above, a tick when unchanged.
+    The plot is always 500 units wide; with many questions the bars get thinner, never wider
+    than the page (the SVG scales to its figure)."""
+    deltas = series.deltas
+    plot_w, half, top, left = 450.0, 60, 10, 40
+    step = plot_w / max(len(deltas), 1)
+    bar = max(step * 0.7, 0.3)
     mid = top + half
-    parts = [f'<svg width="{width}" height="{2 * half + 30}" role="img">']
-    parts.append(f'<line x1="40" y1="{mid}" x2="{width - 5}" y2="{mid}" stroke="#889"/>')
+    parts = [f'<svg viewBox="0 0 {left + plot_w + 10:.0f} {2 * half + 34}" role="img">']
+    parts.append(f'<line x1="{left}" y1="{mid}" x2="{left + plot_w}" y2="{mid}" stroke="#889"/>')
     for value, label in ((1, "+1"), (0, "0"), (-1, "&minus;1")):
-        parts.append(f'<text x="34" y="{mid - value * half + 4}" text-anchor="end">{label}</text>')
+        parts.append(f'<text x="{left - 6}" y="{mid - value * half + 4}" text-anchor="end">{label}</text>')
     for i, (delta, qid) in enumerate(deltas):
-        x = 42 + i * step
-        h = abs(delta) * half
+        x = left + i * step
+        title = f"<title>{escape(qid)}: {delta:+.3f}</title>"
+        if abs(delta) < 1e-12:  # unchanged: a tick on the axis, so every question is visible
+            tick = f'x="{x:.2f}" y="{mid - 1}" width="{bar:.2f}" height="2"'
+            parts.append(f'<rect {tick} fill="#889">{title}</rect>')
+            continue
+        h = min(abs(delta), 1.0) * half
         y = mid - h if delta > 0 else mid
         colour = GAIN_COLOUR if delta > 0 else DROP_COLOUR
-        title = f"{escape(qid)}: {delta:+.3f}"
-        if abs(delta) < 1e-12:  # unchanged: a tick on the axis, so every question is visible
-            parts.append(
-                f'<rect x="{x}" y="{mid - 1}" width="5" height="2" fill="#889"><title>{title}</title></rect>'
-            )
-        else:
-            bar = f'<rect x="{x}" y="{y:.1f}" width="5" height="{h:.1f}" fill="{colour}">'
-            parts.append(f"{bar}<title>{title}</title></rect>")
-    changed = sum(1 for delta, _ in deltas if abs(delta) > 1e-12)
-    parts.append(f'<text x="42" y="{2 * half + 26}">{len(deltas)} questions, {changed} changed</text>')
-    parts.append("</svg>")
+        box = f'x="{x:.2f}" y="{y:.1f}" width="{bar:.2f}" height="{h:.1f}"'
+        parts.append(f'<rect {box} fill="{colour}">{title}</rect>')
+    parts.append(
+        f'<text x="{left}" y="{2 * half + 30}">{len(deltas)} questions, {series.changed} changed</text></svg>'
+    )
     return "".join(parts)
 
 
-def _metric_table(tests: list[dict[str, Any]], failing: dict[str, str]) -> str:
-    rows = [
-        "<table><tr><th>metric</th><th>baseline</th><th>now</th><th>delta</th>"
-        "<th>CI of delta</th><th>p</th><th>Holm p</th><th>verdict</th></tr>"
-    ]
-    for t in (t for t in tests if t["scope"] == OVERALL):
-        kind = failing.get(t["metric"])
-        verdict = f'<b class="fail">FAIL</b> ({escape(kind)})' if kind else "ok"
-        rows.append(
-            f"<tr><td>{escape(t['metric'])}</td><td>{t['baseline']:.3f}</td><td>{t['now']:.3f}</td>"
-            f"<td>{t['delta']:+.3f}</td><td>[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]</td>"
-            f"<td>{_p(t['p'])}</td><td>{_p(t['p_holm'])}</td><td>{verdict}</td></tr>"
-        )
-    rows.append("</table>")
-    return "".join(rows)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    """An HTML table; cells are already escaped."""
+    """An HTML table (cells already escaped) that scrolls inside itself if ever too wide."""
     head = "".join(f"<th>{cell}</th>" for cell in header)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return f'<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
 
 
-def _slice_table(report: dict[str, Any], tests: list[dict[str, Any]]) -> list[str]:
-    by_key = {(t["scope"], t["metric"]): t for t in tests}
-    metrics = [t["metric"] for t in tests if t["scope"] == OVERALL]
+def _metric_table(view: GateView) -> str:
     rows = []
-    for tag, piece in report["slices"].items():
-        cells = [escape(tag), str(piece["evaluated"])]
-        for metric in metrics:
-            test, value = by_key.get((tag, metric)), (piece.get("metrics") or {}).get(metric)
-            if test is None or value is None:
-                cells.append("&ndash;")
-                continue
-            mark = ' <b class="fail">↓</b>' if test["significant"] and test["delta"] < 0 else ""
-            cells.append(f"{value:.3f} ({test['delta']:+.3f}, {_p(test['p_holm'])}){mark}")
-        rows.append(cells)
-    header = ["tag", "n", *(escape(m) for m in metrics)]
-    return ["<h2>Slices: now (delta, Holm p; &ndash; too few to test)</h2>", _table(header, rows)]
+    for row in view.metrics:
+        verdict = f'<b class="fail">FAIL</b> ({escape(row.failed)})' if row.failed else "ok"
+        rows.append([*(escape(cell) for cell in row.cells), verdict])
+    return _table([*MetricRow.HEADER, "verdict"], rows)
 
 
-def _holdout(report: dict[str, Any]) -> list[str]:
-    holdout = report.get("holdout")
-    if not holdout:
-        return []
-    rows = [
-        [escape(name), f"{report['aggregate'][name]:.3f}", f"{holdout['aggregate'][name]:.3f}", f"{gap:+.3f}"]
-        for name, gap in holdout["gap"].items()
-    ]
-    title = f"<h2>Holdout: {holdout['counts']['evaluated']} questions; gap = dev &minus; holdout</h2>"
-    return [title, _table(["metric", "dev", "holdout", "gap"], rows)]
+def _issue(issue: QuestionIssue, limit: int) -> str:
+    details = "".join(f'<li class="detail">{escape(d)}</li>' for d in cut(issue.details, limit))
+    return (
+        f"<li><b>{escape(issue.label)}</b> <code>{escape(issue.id)}</code> {escape(issue.question)}: "
+        f"{escape('; '.join(issue.reasons))}{f'<ul>{details}</ul>' if details else ''}</li>"
+    )
 
 
-def _receipt(receipt: dict[str, Any]) -> list[str]:
-    rows = [
-        [f"sha256 {escape(name)}", f"<code>{escape(digest)}</code>"]
-        for name, digest in receipt.get("sha256", {}).items()
-    ]
-    judge = receipt.get("judge") or {}
-    rows += [
-        ["git commit", f"<code>{escape(receipt.get('git_commit') or 'not a git checkout')}</code>"],
-        [
-            "judge / model / revision",
-            escape(" / ".join(str(judge.get(k)) for k in ("name", "model", "revision"))),
-        ],
-        ["versions", escape(", ".join(f"{k} {v}" for k, v in (receipt.get("versions") or {}).items()))],
-        ["seed, k", escape(f"{receipt.get('seed')}, {receipt.get('k')}")],
-    ]
-    return ["<h2>Receipt</h2>", _table(["what", "value"], rows)]
-
-
-def html_report(report: dict[str, Any], baseline: dict[str, Any]) -> str:
+def html_report(view: GateView) -> str:
     """The whole page as one string (inline CSS and SVG only)."""
-    gate = report.get("comparison") or {}
-    tests = gate.get("tests", [])
-    metrics = [t["metric"] for t in tests if t["scope"] == OVERALL]
-    failures = gate.get("failures", [])
-    failing = {f["subject"]: f["kind"] for f in failures if f["blocking"]}
-    passed = gate.get("passed")
-    verdict = '<span class="pass">GATE PASSED</span>' if passed else '<span class="fail">GATE FAILED</span>'
-    counts = report["counts"]
+    verdict = '<span class="pass">GATE PASSED</span>'
+    if not view.passed:
+        verdict = '<span class="fail">GATE FAILED</span>'
+    counts = view.counts
     body = [
         f"<h1>{verdict}</h1>",
-        f"<p>{counts['evaluated']} of {counts['questions']} questions evaluated. A regression is a drop "
-        f"of more than {gate.get('tolerance', 0):g} with Holm p ≤ {gate.get('alpha', 0):g} "
-        "(paired sign-flip test); floors and must-pass questions fail the gate on their own.</p>",
-        _metric_table(tests, failing),
+        f"<p>{counts.evaluated} of {counts.questions} questions evaluated. A regression is a drop "
+        f"of more than {view.tolerance:g} with Holm p ≤ {view.alpha:g} (paired sign-flip test; each "
+        "answer check tested on its own); floors and must-pass questions fail the gate on their own.</p>",
+        _metric_table(view),
     ]
-    body += [f'<div class="warn">{escape(w)}</div>' for w in gate.get("warnings", [])]
-    problems = [f for f in failures if f["blocking"]]
-    listed = [f for f in failures if not f["blocking"]]
-    if problems:
+    body += [f'<div class="warn">{escape(w)}</div>' for w in view.warnings]
+    if view.slices:
+        body.append(
+            '<h2>Slices: mean per tag</h2><p class="key"><span style="background:'
+            f'{BASELINE_COLOUR}"></span>baseline<span style="background:{NOW_COLOUR}"></span>now</p>'
+            '<div class="charts">'
+        )
+        body += [
+            f"<figure><figcaption>{escape(m)}</figcaption>{_slice_bars(view.slices, i)}</figure>"
+            for i, m in enumerate(view.slice_metrics)
+        ]
+        body.append("</div>")
+    if any(series.deltas for series in view.deltas):
+        body.append('<h2>Per-question deltas (now &minus; baseline), sorted</h2><div class="charts">')
+        body += [
+            f"<figure><figcaption>{escape(s.metric)}</figcaption>{_delta_bars(s)}</figure>"
+            for s in view.deltas
+            if s.deltas
+        ]
+        body.append("</div>")
+    if not view.passed:
         body.append("<h2>Why the gate failed</h2><ul>")
-        body += [f"<li><b>{escape(f['kind'])}</b> {escape(f['message'])}</li>" for f in problems]
+        body += [f"<li><b>{escape(f.kind)}</b> {escape(f.message)}</li>" for f in view.problems]
+        shown, more = view.shown(view.blocking_questions)
+        body += [_issue(issue, view.max_listed) for issue in shown]
+        body += [f"<li>{escape(more)}</li>"] if more else []
         body.append("</ul>")
-    if listed:
+    if view.listed_questions:
         body.append("<h2>Newly failing questions (not a failure on their own)</h2><ul>")
-        body += [f"<li>{escape(f['message'])}</li>" for f in listed]
+        shown, more = view.shown(view.listed_questions)
+        body += [_issue(issue, view.max_listed) for issue in shown]
+        body += [f"<li>{escape(more)}</li>"] if more else []
         body.append("</ul>")
-    body.append(
-        '<h2>Slices: mean per tag</h2><p class="key"><span style="background:'
-        f'{BASELINE_COLOUR}"></span>baseline<span style="background:{NOW_COLOUR}"></span>now</p>'
-        '<div class="charts">'
-    )
-    body += [
-        f"<figure><figcaption>{escape(m)}</figcaption>{_slice_bars(report, baseline, m)}</figure>"
-        for m in metrics
-    ]
-    body.append('</div><h2>Per-question deltas (now &minus; baseline), sorted</h2><div class="charts">')
-    body += [
-        f"<figure><figcaption>{escape(m)}</figcaption>{_delta_bars(report, baseline, m)}</figure>"
-        for m in metrics
-    ]
-    body.append("</div>")
-    body += _slice_table(report, tests)
-    body += _holdout(report)
-    body += _receipt(report.get("receipt") or {})
+    if view.notes:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in view.notes) + "</ul>")
+    if view.slices:
+        rows = []
+        for srow in view.slices:
+            cells = [escape(srow.tag), str(srow.n)]
+            for cell in srow.cells:
+                mark = ' <b class="fail">↓</b>' if cell.significant_drop else ""
+                cells.append("&ndash;" if cell.text is None else escape(cell.text) + mark)
+            rows.append(cells)
+        body.append("<h2>Slices: now (delta, Holm p; &ndash; too few to test)</h2>")
+        body.append(_table(["tag", "n", *(escape(m) for m in view.slice_metrics)], rows))
+    if view.holdout:
+        body.append(f"<h2>Holdout: {view.holdout_evaluated} questions; gap = dev &minus; holdout</h2>")
+        rows = [[escape(n), f"{dev:.3f}", f"{held:.3f}", f"{gap:+.3f}"] for n, dev, held, gap in view.holdout]
+        body.append(_table(["metric", "dev", "holdout", "gap"], rows))
+    body.append("<h2>Receipt</h2>")
+    receipt = [[escape(what), f"<code>{escape(value)}</code>"] for what, value in view.receipt]
+    body.append(_table(["what", "value"], receipt))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>RAG evaluation gate</title><style>{STYLE}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )

@@ -3,8 +3,8 @@
 metrics.py holds the definitions, one readable function per metric and question. This
 module computes the same numbers for thousands of questions in a few array operations,
 so a 10k-question golden set is not held up by a Python loop per question and metric.
-tests/test_batch.py checks, on generated input, that every value equals the per-question
-function's.
+tests/engine/retrieval/test_batch.py checks, on generated input, that every value equals the
+per-question function's.
 
 How: only the *relevant retrieved* documents affect any metric here, so the work is on
 one entry per (question, relevant retrieved document): its rank and its grade. A ranking
@@ -21,11 +21,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .metrics import Qrels, Ranking
-from .names import Metric
+
+if TYPE_CHECKING:  # names.py imports this module for its records' batch functions
+    from .names import Metric
 
 # Pairs compared per step when ranking relevant documents within a scored run: bounds the
 # temporary [pairs x depth] array to a few MB whatever the run's size.
@@ -247,7 +250,10 @@ def _first_not_ahead(scores: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.nda
     return cell
 
 
-# --- one function per metric, over all questions at once (definitions: metrics.py) ---
+# --- one function per metric, over all questions at once ---
+# Each takes a `Judged` (and the cutoff k where the metric has one) and returns one value per
+# question, equal to the function of the same name in metrics.py, which holds the definition.
+# names.REGISTRY pairs the two in the metric's record.
 
 
 def _count_within(j: Judged, k: int | np.ndarray | None) -> np.ndarray:
@@ -266,19 +272,19 @@ def _per_relevant(j: Judged, count: np.ndarray) -> np.ndarray:
     return out
 
 
-def _precision(j: Judged, k: int) -> np.ndarray:
+def precision_at_k(j: Judged, k: int) -> np.ndarray:
     return _count_within(j, k) / k
 
 
-def _recall(j: Judged, k: int) -> np.ndarray:
+def recall_at_k(j: Judged, k: int) -> np.ndarray:
     return _per_relevant(j, _count_within(j, k))
 
 
-def _hit(j: Judged, k: int) -> np.ndarray:
+def hit_at_k(j: Judged, k: int) -> np.ndarray:
     return (_count_within(j, k) > 0).astype(np.float64)
 
 
-def _reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
+def reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
     first = np.full(j.questions, np.iinfo(np.int64).max)
     np.minimum.at(first, j.question, j.rank)
     out = np.zeros(j.questions)
@@ -309,15 +315,15 @@ def _ndcg(j: Judged, k: int | None, gain: Callable[[np.ndarray], np.ndarray]) ->
     return out
 
 
-def _ndcg_linear(j: Judged, k: int | None = None) -> np.ndarray:
+def ndcg_at_k(j: Judged, k: int | None = None) -> np.ndarray:
     return _ndcg(j, k, lambda grade: grade.astype(np.float64))
 
 
-def _ndcg_exp(j: Judged, k: int | None = None) -> np.ndarray:
+def ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
     return _ndcg(j, k, lambda grade: 2.0 ** grade.astype(np.float64) - 1.0)
 
 
-def _average_precision(j: Judged, k: int | None = None) -> np.ndarray:
+def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
     # Entries are sorted by (question, rank): the n-th entry of a question is its n-th find.
     starts = np.searchsorted(j.question, j.question, side="left")
     found = np.arange(len(j.question)) - starts + 1
@@ -326,22 +332,11 @@ def _average_precision(j: Judged, k: int | None = None) -> np.ndarray:
     return _per_relevant(j, total)
 
 
-def _r_precision(j: Judged) -> np.ndarray:
+def r_precision(j: Judged) -> np.ndarray:
     return _per_relevant(j, _count_within(j, j.num_relevant))
 
 
-BATCH: dict[str, Callable[..., np.ndarray]] = {
-    "precision": _precision,
-    "recall": _recall,
-    "hit": _hit,
-    "mrr": _reciprocal_rank,
-    "ndcg": _ndcg_linear,
-    "ndcg_exp": _ndcg_exp,
-    "map": _average_precision,
-    "rprec": _r_precision,
-}
-
-
 def compute(judged: Judged, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
-    """{metric name: one value per question}, equal to metrics.py's functions."""
-    return {str(m): BATCH[m.name](judged) if m.k is None else BATCH[m.name](judged, m.k) for m in metrics}
+    """{metric name: one value per question}, equal to metrics.py's functions: each metric's
+    batch function is in its record (names.REGISTRY)."""
+    return {str(m): m.record.batch(judged) if m.k is None else m.record.batch(judged, m.k) for m in metrics}

@@ -9,8 +9,11 @@ Every function takes
 
 and returns a float in [0, 1]. A question with no relevant document scores 0 on every
 metric, as in trec_eval; the evaluator leaves such (unanswerable) questions out of the
-averages instead and reports how many it left out. See docs/metrics.md for the trec_eval
-and ranx names of each metric.
+averages instead and reports how many it left out.
+
+Each function's docstring is its metric's definition and edge cases: the metric's record in
+names.REGISTRY shows it, next to the batch function (batch.py) that computes the same numbers
+for many questions and the metric's trec_eval and ranx names (also in docs/metrics.md).
 """
 
 from __future__ import annotations

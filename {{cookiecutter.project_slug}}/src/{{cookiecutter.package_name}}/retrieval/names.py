@@ -1,4 +1,12 @@
-"""Metric names such as `ndcg@10`, `recall@5` or `mrr`, parsed into something to compute.
+"""The metric registry: one record per metric, and the names that parse into it.
+
+Each metric is one `MetricRecord` (as trec_eval keeps one measure per file): its canonical
+name, whether it takes a cutoff, its per-question function in metrics.py (pure; its
+docstring states the definition and edge cases, which the record shows as its definition),
+the batch function in batch.py that computes the same numbers for many questions at once,
+its names in trec_eval and ranx, and the aliases accepted on input. `REGISTRY` holds every
+record; a metric is added by adding its record, and tests/engine/retrieval/ then check it
+against its references (trec_eval, ranx) and its batch function against its definition.
 
 Config, command line, report and gate all spell a metric the same (canonical) way:
 `<name>` or `<name>@<k>`. A few common aliases are accepted on input (`P@5`, `R@5`,
@@ -7,60 +15,184 @@ Config, command line, report and gate all spell a metric the same (canonical) wa
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
-from . import metrics
+import numpy as np
+
+from . import batch, metrics
 from .metrics import Qrels, Ranking
 
-# name -> (function, cutoff rule: "required" | "optional" | "none", one-line meaning)
-_DEFINITIONS: dict[str, tuple[Callable[..., float], str, str]] = {
-    "precision": (metrics.precision_at_k, "required", "relevant in the top k, divided by k"),
-    "recall": (metrics.recall_at_k, "required", "share of relevant documents in the top k"),
-    "hit": (metrics.hit_at_k, "required", "1 if any relevant document is in the top k"),
-    "mrr": (metrics.reciprocal_rank, "optional", "1 / rank of the first relevant document"),
-    "ndcg": (metrics.ndcg_at_k, "optional", "nDCG, linear gain (trec_eval)"),
-    "ndcg_exp": (metrics.ndcg_exp_at_k, "optional", "nDCG, exponential gain 2^g - 1"),
-    "map": (metrics.average_precision, "optional", "average precision"),
-    "rprec": (metrics.r_precision, "none", "precision at R = number of relevant documents"),
+# Whether a metric's name takes `@k`: always, optionally (none: the whole ranking), or never.
+Cutoff = Literal["required", "optional", "none"]
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    """Everything about one metric. Reference names are templates: "P_{k}" is P_10 at k=10;
+    None where the tool has no such measure."""
+
+    name: str  # canonical name, the part before `@`
+    cutoff: Cutoff
+    per_question: Callable[..., float]  # metrics.py: (ranking, qrels[, k]) -> value; the definition
+    batch: Callable[..., np.ndarray]  # batch.py: (judged[, k]) -> one value per question, the same
+    trec_eval: str | None = None  # trec_eval's measure without a cutoff
+    trec_eval_at_k: str | None = None  # ... and with cutoff k
+    ranx: str | None = None  # ranx's metric without a cutoff
+    ranx_at_k: str | None = None  # ... and with cutoff k
+    aliases: tuple[str, ...] = ()  # other spellings accepted on input, lower case
+
+    @property
+    def spelling(self) -> str:
+        """How the name is written, with its cutoff rule: `precision@k`, `mrr[@k]`, `rprec`."""
+        return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
+
+    @property
+    def definition(self) -> str:
+        """The definition, on one line: the first paragraph of the per-question function's docstring."""
+        return " ".join(_docstring(self.per_question)[0].split())
+
+    @property
+    def edge_cases(self) -> str:
+        """The rest of that docstring: conventions and edge cases, as written there."""
+        return "\n\n".join(_docstring(self.per_question)[1:])
+
+
+def _docstring(function: Callable[..., object]) -> list[str]:
+    """A function's docstring as paragraphs (empty when Python runs with -OO)."""
+    return inspect.cleandoc(function.__doc__ or "").split("\n\n")
+
+
+REGISTRY: dict[str, MetricRecord] = {
+    record.name: record
+    for record in [
+        MetricRecord(
+            "precision",
+            "required",
+            metrics.precision_at_k,
+            batch.precision_at_k,
+            trec_eval_at_k="P_{k}",
+            ranx_at_k="precision@{k}",
+            aliases=("p",),
+        ),
+        MetricRecord(
+            "recall",
+            "required",
+            metrics.recall_at_k,
+            batch.recall_at_k,
+            trec_eval_at_k="recall_{k}",
+            ranx_at_k="recall@{k}",
+            aliases=("r",),
+        ),
+        MetricRecord(
+            "hit",
+            "required",
+            metrics.hit_at_k,
+            batch.hit_at_k,
+            trec_eval_at_k="success_{k}",
+            ranx_at_k="hit_rate@{k}",
+            aliases=("success",),
+        ),
+        MetricRecord(
+            "mrr",
+            "optional",
+            metrics.reciprocal_rank,
+            batch.reciprocal_rank,
+            trec_eval="recip_rank",  # with a cutoff: trec_eval has none (recip_rank of the top k)
+            ranx="mrr",
+            ranx_at_k="mrr@{k}",
+            aliases=("rr", "recip_rank"),
+        ),
+        MetricRecord(
+            "ndcg",
+            "optional",
+            metrics.ndcg_at_k,
+            batch.ndcg_at_k,
+            trec_eval="ndcg",
+            trec_eval_at_k="ndcg_cut_{k}",
+            ranx="ndcg",
+            ranx_at_k="ndcg@{k}",
+            aliases=("ndcg_cut",),
+        ),
+        MetricRecord(
+            "ndcg_exp",
+            "optional",
+            metrics.ndcg_exp_at_k,
+            batch.ndcg_exp_at_k,
+            ranx="ndcg_burges",
+            ranx_at_k="ndcg_burges@{k}",
+        ),
+        MetricRecord(
+            "map",
+            "optional",
+            metrics.average_precision,
+            batch.average_precision,
+            trec_eval="map",
+            trec_eval_at_k="map_cut_{k}",
+            ranx="map",
+            ranx_at_k="map@{k}",
+            aliases=("ap",),
+        ),
+        MetricRecord(
+            "rprec",
+            "none",
+            metrics.r_precision,
+            batch.r_precision,
+            trec_eval="Rprec",
+            ranx="r-precision",
+            aliases=("r-prec", "r-precision"),
+        ),
+    ]
 }
-_ALIASES = {
-    "p": "precision",
-    "r": "recall",
-    "success": "hit",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "ap": "map",
-    "r-prec": "rprec",
-    "r-precision": "rprec",
-    "ndcg_cut": "ndcg",
-}
+_ALIASES = {alias: record.name for record in REGISTRY.values() for alias in record.aliases}
 _PATTERN = re.compile(r"^\s*([A-Za-z_-]+)\s*(?:@\s*(\d+))?\s*$")
 
-KNOWN = ", ".join(
-    f"{name}@k" if rule == "required" else f"{name}[@k]" if rule == "optional" else name
-    for name, (_, rule, _) in _DEFINITIONS.items()
-)
+KNOWN = ", ".join(record.spelling for record in REGISTRY.values())
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric name. Call it on one question's ranking and relevance grades."""
+    """A parsed metric name: a record and a cutoff. Call it on one question's ranking and
+    relevance grades; `batch.compute` computes it for many questions at once."""
 
     name: str
     k: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.name not in REGISTRY:
+            raise ValueError(f"unknown metric {self.name!r}; known metrics: {KNOWN}")
 
     def __str__(self) -> str:
         return self.name if self.k is None else f"{self.name}@{self.k}"
 
     @property
+    def record(self) -> MetricRecord:
+        return REGISTRY[self.name]
+
+    @property
     def description(self) -> str:
-        return _DEFINITIONS[self.name][2]
+        return self.record.definition
+
+    @property
+    def trec_eval(self) -> str | None:
+        """trec_eval's name for this metric at this cutoff (`ndcg_cut_10`); None if it has none."""
+        return _at(self.record.trec_eval if self.k is None else self.record.trec_eval_at_k, self.k)
+
+    @property
+    def ranx(self) -> str | None:
+        """ranx's name for this metric at this cutoff (`ndcg@10`); None if it has none."""
+        return _at(self.record.ranx if self.k is None else self.record.ranx_at_k, self.k)
 
     def __call__(self, ranking: Ranking, qrels: Qrels) -> float:
-        function = _DEFINITIONS[self.name][0]
+        function = self.record.per_question
         return function(ranking, qrels) if self.k is None else function(ranking, qrels, self.k)
+
+
+def _at(template: str | None, k: int | None) -> str | None:
+    return None if template is None else template.format(k=k)
 
 
 def parse_metric(text: str) -> Metric:
@@ -70,10 +202,10 @@ def parse_metric(text: str) -> Metric:
         raise ValueError(f"{text!r} is not a metric name; known metrics: {KNOWN}")
     name = match.group(1).lower()
     name = _ALIASES.get(name, name)
-    if name not in _DEFINITIONS:
+    if name not in REGISTRY:
         raise ValueError(f"unknown metric {text!r}; known metrics: {KNOWN}")
     k = int(match.group(2)) if match.group(2) is not None else None
-    rule = _DEFINITIONS[name][1]
+    rule = REGISTRY[name].cutoff
     if rule == "required" and k is None:
         raise ValueError(f"metric {text!r} needs a cutoff, e.g. {name}@5")
     if rule == "none" and k is not None:

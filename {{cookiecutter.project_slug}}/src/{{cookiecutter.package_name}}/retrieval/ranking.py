@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,11 +11,19 @@ import numpy as np
 from ..api import Hit, Retriever
 
 
-def search_all(retriever: Retriever, questions: list[str], depth: int) -> list[list[Hit]]:
-    """Every question's hits: one `search_many` call when the retriever has one, otherwise
-    `search` per question."""
+def search_many_of(retriever: Retriever) -> Callable[[list[str], int], list[list[Hit]]] | None:
+    """The retriever's optional `search_many(questions, depth)` (see api.Retriever), or None
+    when it has none. What it returns is unchecked: search.retrieve_all checks it."""
     many = getattr(retriever, "search_many", None)
-    return many(questions, depth) if callable(many) else [retriever.search(q, depth) for q in questions]
+    return many if callable(many) else None
+
+
+def search_all(retriever: Retriever, questions: list[str], depth: int) -> list[list[Hit]]:
+    """Every question's hits, unchecked: one `search_many` call when the retriever has one,
+    otherwise `search` per question. The evaluator asks through search.retrieve_all, which
+    asks the same way and checks every answer."""
+    many = search_many_of(retriever)
+    return many(questions, depth) if many is not None else [retriever.search(q, depth) for q in questions]
 
 
 class Remembered:
@@ -75,6 +83,18 @@ def top_hits(
         candidates = candidates[scores[candidates] >= threshold]
     order = candidates[np.lexsort((-tiebreak[candidates], -scores[candidates]))][:depth]
     return [Hit(doc_ids[i], float(scores[i])) for i in order]
+
+
+def found_and_missing(
+    ranking: Sequence[str], qrels: Mapping[str, int], k: int
+) -> tuple[list[str], list[str]]:
+    """The relevant documents (grade >= 1) in the top k of `ranking`, best first, and those
+    not in it, highest grade first, then by id: the ids a reader checks for one question."""
+    relevant = {doc_id: grade for doc_id, grade in qrels.items() if grade >= 1}
+    top = ranking[:k]
+    found = [doc_id for doc_id in top if doc_id in relevant]
+    missing = sorted(set(relevant) - set(top), key=lambda doc_id: (-relevant[doc_id], doc_id))
+    return found, missing
 
 
 def ascending_id_rank(doc_ids: Sequence[str]) -> np.ndarray:

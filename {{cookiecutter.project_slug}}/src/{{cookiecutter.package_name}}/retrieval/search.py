@@ -13,20 +13,21 @@ from pathlib import Path
 from ..api import Document, Hit, Retriever
 from ..errors import EvalInputError
 from ..inputs.data import Question
-from .ranking import RetrieverOutputError, check_hits
+from .ranking import RetrieverOutputError, check_hits, search_many_of
 
 
 def _search_many(
     retriever: Retriever, questions: list[Question], depth: int, golden: Path
 ) -> list[object] | None:
-    """All questions in one call to the retriever's optional `search_many` (see api.py);
-    None when it has none. Each answer is then checked like one from `search`."""
-    many = getattr(retriever, "search_many", None)
-    if not callable(many):
+    """All questions in one call to the retriever's optional `search_many` (see api.py; found
+    as ranking.search_all finds it); None when it has none. Each answer is then checked like
+    one from `search`."""
+    many = search_many_of(retriever)
+    if many is None:
         return None
     fix = "fix search_many() in retriever.py, or remove it to have search() called per question"
     try:
-        answered = many([question.question for question in questions], depth)
+        answered: object = many([question.question for question in questions], depth)
     except Exception as error:  # a crash in the team's own retriever: exit 2, not a traceback
         raise EvalInputError(golden, f"search_many raised {type(error).__name__}: {error}", fix) from error
     if not isinstance(answered, list | tuple) or len(answered) != len(questions):

@@ -9,39 +9,55 @@ help-centre articles apart. Raising `min_length` to 4 drops them: the regression
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationInfo, field_validator
+from pydantic.dataclasses import dataclass
 
 from ..api import Tokenizer
+from ..text.words import ENGLISH_STOPWORDS, LUCENE_STOPWORDS, SNOWBALL_STEMMERS, snowball_stemmer
 
-# A short list of English function words. They carry no topic, and BM25's idf already
-# discounts them; removing them mostly keeps scores and debugging output readable.
-ENGLISH_STOPWORDS = frozenset(
-    """a about an and are as at be been but by can could did do does for from had has have
-    how i if in into is it its me my no not of on or our so than that the their them then
-    there these they this to was we were what when where which who why will with would you
-    your""".split()
-)
-# Lucene's English stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET), which Anserini's BEIR
-# baselines use: choose it to compare with published BM25 numbers.
-LUCENE_STOPWORDS = frozenset(
-    """a an and are as at be but by for if in into is it no not of on or such that the their
-    then there these they this to was will with""".split()
-)
+# What [tokenizer] can choose from, by name. The lists and stemmers themselves are the
+# engine's shared primitives (text/words.py); which of them the retriever uses is decided
+# here alone, and the judges never read these settings.
 STOPWORD_LISTS = {"english": ENGLISH_STOPWORDS, "lucene": LUCENE_STOPWORDS, "none": frozenset()}
-# Stemmers of the PyStemmer package (Snowball's C implementation): "porter" is the classic
-# Porter stemmer (Lucene's PorterStemFilter, Anserini's default), "english" is Snowball's
-# improved English stemmer. Stemming merges "regulate", "regulates", "regulated".
-STEMMERS = ("none", "porter", "english")
+STEMMERS = ("none", *SNOWBALL_STEMMERS)  # "none", or a Snowball stemmer of PyStemmer
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class TokenizerSettings:
-    lowercase: bool = True
-    pattern: str = r"\w+"  # a regular expression; each match is one token
-    min_length: int = 1  # tokens shorter than this are dropped
-    stopwords: str = "english"  # one of STOPWORD_LISTS
-    stemmer: str = "none"  # one of STEMMERS; applied after stopword removal
+    """[tokenizer] in eval.toml: how text becomes the terms a keyword retriever matches on.
+    Part of eval.toml's one schema (settings/schema.py); the judges never read it."""
+
+    lowercase: StrictBool = Field(default=True, description="lowercase text before matching")
+    pattern: StrictStr = Field(default=r"\w+", description="a regular expression; each match is one token")
+    min_length: StrictInt = Field(
+        default=1, ge=1, le=1000, description="tokens shorter than this are dropped"
+    )
+    stopwords: StrictStr = Field(
+        default="english", description="stop word list: `english`, `lucene` or `none`"
+    )
+    stemmer: StrictStr = Field(
+        default="none", description="`none`, `porter` or `english` (Snowball); applied after stop words"
+    )
+
+    @field_validator("stopwords", "stemmer")
+    @classmethod
+    def _known(cls, name: str, info: ValidationInfo) -> str:
+        choices = STOPWORD_LISTS if info.field_name == "stopwords" else STEMMERS
+        if name not in choices:
+            what = "list" if info.field_name == "stopwords" else "stemmer"
+            raise ValueError(f"unknown {what} {name!r}; one of: {', '.join(choices)}")
+        return name
+
+    @field_validator("pattern")
+    @classmethod
+    def _usable(cls, pattern: str) -> str:
+        try:  # re.findall returns groups, not whole matches, for a pattern that has them
+            if re.compile(pattern).groups:
+                raise re.error("use a pattern without capturing groups, e.g. (?:...) instead of (...)")
+        except (re.error, RecursionError, OverflowError) as error:
+            raise ValueError(f"not a usable regular expression: {error}") from None
+        return pattern
 
 
 def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
@@ -60,9 +76,7 @@ def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
 
     if settings.stemmer == "none":
         return tokenize
-    import Stemmer  # PyStemmer; imported only when a stemmer is chosen
-
-    stem_words: Callable[[list[str]], list[str]] = Stemmer.Stemmer(settings.stemmer).stemWords
+    stem_words = snowball_stemmer(settings.stemmer)
 
     def tokenize_and_stem(text: str) -> list[str]:
         return stem_words(tokenize(text))

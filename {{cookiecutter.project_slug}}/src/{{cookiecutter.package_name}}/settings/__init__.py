@@ -1,1 +1,2 @@
-"""Settings: eval.toml read once into typed settings (config.py); every other part takes them."""
+"""Settings: eval.toml described once (schema.py), read and validated once (config.py) into
+the typed settings every other part takes."""

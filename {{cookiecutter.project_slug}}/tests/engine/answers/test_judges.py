@@ -3,13 +3,18 @@ faithful paraphrases pass, and each verdict says why."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from conftest import SHIPPED, TINY_CONFIG, TINY_GOLDEN, run_cli, write_project
 from judge_cases import FAITHFUL, HALLUCINATIONS, REFUND_60_DAYS, REFUND_FAITHFUL, REFUNDS
 
 from {{ cookiecutter.package_name }}.answers.judges import Verdict, decide
 from {{ cookiecutter.package_name }}.answers.judges.claims import split_sentences, windows
 from {{ cookiecutter.package_name }}.answers.judges.guard import guard, negated, quantities
 from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, coverage, names
+from {{ cookiecutter.package_name }}.api import Answer, Context, System
 
 JUDGE = LexicalJudge(threshold=0.55)
 
@@ -201,3 +206,46 @@ def test_one_batch_of_many_answers_judges_each_claim_as_alone() -> None:
     items += [(claim, (context, REFUNDS)) for _, claim, context in reversed(cases)]
     items += [(claim, (REFUNDS,)) for _, claim, _ in cases]  # one answer's many claims
     assert JUDGE.verdicts(items) == [JUDGE.verdicts([item])[0] for item in items]
+
+
+# -- the judge reads alone: [tokenizer] is the retriever's ----------------------------------
+
+
+class CasesByContext:
+    """A generator that ignores retrieval: each golden question is answered with every case
+    (hallucinated and faithful) written about one context, judged against that context."""
+
+    def __init__(self) -> None:
+        by_context: dict[str, list[str]] = {}
+        for _, claim, context in HALLUCINATIONS + FAITHFUL:
+            by_context.setdefault(context, []).append(claim)
+        # The context's doc_id only has to be in the corpus: the judge reads the text.
+        answers = [
+            Answer(" ".join(claims), [Context("sso-setup", text)]) for text, claims in by_context.items()
+        ]
+        self.answers = {q["question"]: answers[i % len(answers)] for i, q in enumerate(TINY_GOLDEN)}
+
+    def answer(self, question: str) -> Answer:
+        return self.answers[question]
+
+
+@pytest.mark.keyword
+def test_tokenizer_settings_never_change_a_verdict(tmp_path: Path) -> None:
+    """A project whose [tokenizer] sets min_length = 4 and stemmer = "porter" retrieves
+    differently, but its answers get exactly the verdicts (supported, score, window, reason)
+    they get with the defaults: the judge never reads [tokenizer]. The verdict cache's key
+    leaves [tokenizer] out, so it relies on this too."""
+    system = System(SHIPPED.build_retriever, lambda *args: CasesByContext())
+    reports, caches = [], []
+    for name, tokenizer in [("defaults", "min_length = 1"), ("tuned", 'min_length = 4\nstemmer = "porter"')]:
+        config = write_project(tmp_path / name, TINY_CONFIG.replace("min_length = 1", tokenizer))
+        assert run_cli(["--config", str(config), "eval", "--quiet"], system) == 0
+        reports.append(json.loads((tmp_path / name / "build" / "report.json").read_text(encoding="utf-8")))
+        caches.append((tmp_path / name / ".cache" / "verdicts.json").read_text(encoding="utf-8"))
+    defaults, tuned = reports
+    assert tuned["settings"]["tokenizer"]["stemmer"] == "porter"
+    assert tuned["aggregate"]["hit@5"] < defaults["aggregate"]["hit@5"]  # the retriever read them
+    answers = [row["answer"] for row in defaults["questions"]]
+    assert [row["answer"] for row in tuned["questions"]] == answers
+    assert caches[0] == caches[1]  # every verdict, in full
+    assert any(a["unsupported"] for a in answers) and any(a["faithfulness"] > 0 for a in answers)

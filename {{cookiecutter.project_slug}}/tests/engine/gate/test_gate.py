@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import evaluate_shipped, set_min_length, write_project
+from conftest import as_report, evaluate_shipped, set_min_length, write_project
 
 from {{ cookiecutter.package_name }}.errors import EvalInputError
-from {{ cookiecutter.package_name }}.gate.rules import GateResult, compare, format_result
+from {{ cookiecutter.package_name }}.gate.rules import GateResult
+from {{ cookiecutter.package_name }}.gate.rules import compare as compare_reports
+from {{ cookiecutter.package_name }}.render.console import console_verdict
+from {{ cookiecutter.package_name }}.render.view import gate_view
 from {{ cookiecutter.package_name }}.retrieval.names import parse_metric
 from {{ cookiecutter.package_name }}.settings.config import GateSettings, load_config
 
@@ -59,12 +62,25 @@ def row(
     }
 
 
+def compare(
+    now: dict[str, Any], before: dict[str, Any], gate: GateSettings, path: Path, *args: Any
+) -> GateResult:
+    """The gate's compare() on two reports given as their JSON objects."""
+    return compare_reports(as_report(now), as_report(before), gate, path, *args)
+
+
+def verdict_text(result: GateResult, now: dict[str, Any], before: dict[str, Any]) -> str:
+    """What `gate` prints for `result`."""
+    return console_verdict(gate_view(as_report(now), result, as_report(before)))
+
+
 def report(aggregate: dict[str, float], *rows: dict[str, Any]) -> dict[str, Any]:
+    evaluated = sum(1 for r in rows if r["metrics"] is not None)
     return {
         "format": "rag-eval-report",
         "version": 1,
         "settings": {"k": 5},
-        "counts": {},
+        "counts": {"questions": len(rows), "evaluated": evaluated, "left_out": len(rows) - evaluated},
         "aggregate": aggregate,
         "slices": {},
         "questions": list(rows),
@@ -84,7 +100,7 @@ def test_identical_report_passes(project: Path) -> None:
     now = evaluate_shipped(config)
     result = compare(now, copy.deepcopy(now), config.gate, BASELINE_PATH)
     assert result.passed and result.failures == [] and result.notes == []
-    assert "GATE PASSED" in format_result(result, config.gate.tolerance)
+    assert "GATE PASSED" in verdict_text(result, now, now)
 
 
 def test_aggregate_below_its_floor_fails() -> None:
@@ -109,14 +125,14 @@ def test_significant_drop_beyond_tolerance_is_a_regression() -> None:
     over the two gated metrics (recall@5 unchanged, p = 1) gives 0.0156 <= alpha 0.05."""
     before = [row(f"q{i}") for i in range(12)]
     after = [row(f"q{i}", 1.0, mrr=0.5 if i < 8 else 1.0, retrieved=("doc-x", "doc-a")) for i in range(12)]
-    now = {**GOOD, "mrr": 2 / 3}
-    result = compare(report(now, *after), report(GOOD, *before), gate_settings(), BASELINE_PATH)
+    now = report({**GOOD, "mrr": 2 / 3}, *after)
+    result = compare(now, report(GOOD, *before), gate_settings(), BASELINE_PATH)
     assert kinds(result) == [("regression", "mrr")]
     message = result.failures[0].message
     assert "1.000 -> 0.667" in message and "p=0.0078, Holm p=0.0156" in message
     (test,) = [t for t in result.comparison.tests if t.metric == "mrr"]
     assert test.ci_high < 0  # the whole interval is a drop
-    assert "FAIL" in format_result(result, 0.02)
+    assert "FAIL" in verdict_text(result, now, report(GOOD, *before))
 
 
 def test_drop_beyond_tolerance_that_is_not_significant_passes_with_a_note() -> None:
@@ -155,7 +171,7 @@ def test_question_that_newly_fails_a_check_is_named_with_before_and_after() -> N
     assert "top 5 now: doc-x doc-y" in failure.details
     # One flipped question is listed for review but is not, on its own, a failure.
     assert not failure.blocking and result.passed
-    text = format_result(result, 0.02)
+    text = verdict_text(result, now, baseline)
     assert "1 newly failing question(s), not a failure on their own" in text
     assert "[newly failing] q2" in text and "GATE PASSED" in text
 

@@ -4,11 +4,15 @@ question in both splits is refused (exit 2, naming the holdout file and line).""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import run_cli, write_jsonl
+from conftest import SHIPPED, run_cli, write_jsonl
 
+from {{ cookiecutter.package_name }} import run
+from {{ cookiecutter.package_name }}.api import System
 from {{ cookiecutter.package_name }}.settings.config import load_config
 
 HOLDOUT = [
@@ -72,3 +76,35 @@ def test_question_in_both_splits_is_an_error(
     assert "holdout.jsonl:2:" in err and "must not be in the dev split" in err
     assert f"as {dev_id!r} on line {dev_line} of golden.jsonl" in err
     assert not (project.parent / "build" / "report.json").exists()
+
+
+def test_a_gate_run_reads_each_input_once_and_builds_the_system_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a holdout, one `gate` run reads the corpus once and each golden file once, and
+    builds the retriever and the generator once for both splits."""
+    with_holdout(project, HOLDOUT)
+    assert run_cli(["--config", str(project), "baseline"]) == 0
+    reads: Counter[str] = Counter()
+    for name in ("load_corpus", "load_golden"):
+        original = getattr(run, name)
+
+        def counted(path: Path, *args: Any, _original: Any = original) -> Any:
+            reads[path.name] += 1
+            return _original(path, *args)
+
+        monkeypatch.setattr(run, name, counted)
+    builds: Counter[str] = Counter()
+
+    def build_retriever(*args: Any) -> Any:
+        builds["retriever"] += 1
+        return SHIPPED.build_retriever(*args)
+
+    def build_generator(*args: Any) -> Any:
+        builds["generator"] += 1
+        return SHIPPED.build_generator(*args)
+
+    assert run_cli(["--config", str(project), "gate"], System(build_retriever, build_generator)) == 0
+    assert reads == {"corpus.jsonl": 1, "golden.jsonl": 1, "holdout.jsonl": 1}
+    assert builds == {"retriever": 1, "generator": 1}
+    assert report_of(project)["holdout"]["counts"]["evaluated"] == 3

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import evaluate_shipped, run_cli
 
 from {{ cookiecutter.package_name }}.interop.compare import compare_runs, load_inputs
+from {{ cookiecutter.package_name }}.settings.config import load_config
 
 QRELS = {
     "q-backup": ["doc-backup-policy", "doc-restore-test"],
@@ -127,6 +128,98 @@ def test_seed_004_corrected_candidate_is_accepted(
     assert verdict["macro"]["candidate_good"]["recall@3"] == 1.0
     assert verdict["macro"]["candidate_good"]["mrr@3"] == 1.0
     assert verdict["accepted"] is True and verdict["failed_queries"] == []
+
+
+def test_summary_first_then_only_the_queries_that_changed_or_fail(
+    lab: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Macro table, checks and verdict come first; per-query ids follow for the queries whose
+    results differ between the runs (q-backup, q-gpu, q-security move their relevant ids up;
+    q-recovery loses its one) and not for q-dns, which both runs rank the same."""
+    gate = ["--baseline", "baseline", "--candidate", "candidate_bad", "--must-pass", "q-recovery", "--k", "3"]
+    assert compare(*lab, *gate) == 3
+    out = capsys.readouterr().out
+    order = ["Macro averages over 5 queries", "Checks", "REJECTED", "Per query"]
+    assert [out.index(text) for text in order] == sorted(out.index(text) for text in order)
+    assert "4 of 5 queries" in out
+    for qid in ("q-backup", "q-gpu", "q-recovery  [must pass]", "q-security"):
+        assert f"\n  {qid}\n" in out
+    assert "q-dns" not in out
+
+
+def test_a_must_pass_query_missed_by_both_runs_is_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Identical runs differ nowhere, but a must-pass query they both miss fails a check: it is
+    the one query listed, and the candidate is rejected."""
+    qrels = write_json(tmp_path / "qrels.json", QRELS)
+    same = RUNS["candidate_bad"]
+    runs = write_json(tmp_path / "runs.json", {"before": same, "after": same})
+    args = ["--baseline", "before", "--candidate", "after", "--must-pass", "q-recovery", "--k", "3"]
+    code = compare(qrels, runs, *args)
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "1 of 5 queries" in out
+    assert "  q-recovery  [must pass]\n    before  rr 0.000  found: -  missing: doc-restore-test" in out
+    assert "q-backup" not in out
+
+
+def big_query(tmp_path: Path) -> tuple[Path, Path]:
+    """One query with 302 relevant documents (a classic test collection's size): both runs find
+    doc-000 and doc-001 in their top 3, in other places, and miss the other 300."""
+    relevant = [f"doc-{i:03d}" for i in range(302)]
+    runs = {
+        "baseline": {"q": ["doc-x", "doc-000", "doc-001"]},
+        "candidate": {"q": ["doc-000", "doc-001", "doc-x"]},
+    }
+    return write_json(tmp_path / "qrels.json", {"q": relevant}), write_json(tmp_path / "runs.json", runs)
+
+
+BIG = ["--baseline", "baseline", "--candidate", "candidate", "--k", "3"]
+
+
+def test_a_long_id_list_is_cut_to_a_few_and_a_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """300 missing ids print as five and "... and 295 more"; the JSON receipt keeps all 300."""
+    receipt = tmp_path / "verdict.json"
+    assert compare(*big_query(tmp_path), *BIG, "--output", str(receipt)) == 0
+    out = capsys.readouterr().out
+    assert "missing: doc-002, doc-003, doc-004, doc-005, doc-006 ... and 295 more" in out
+    assert "doc-007" not in out
+    verdict = json.loads(receipt.read_text(encoding="utf-8"))
+    assert len(verdict["queries"]["candidate"][0]["missing"]) == 300
+
+
+def test_all_prints_every_query_and_every_id(
+    lab: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--all: q-dns too (unchanged), and all 300 missing ids of the big query, uncut."""
+    gate = ["--baseline", "baseline", "--candidate", "candidate_bad", "--k", "3", "--all"]
+    assert compare(*lab, *gate) == 3
+    out = capsys.readouterr().out
+    assert "  q-dns\n    baseline       rr 1.000  found: doc-dns-negative-cache  missing: -" in out
+    assert out.index("REJECTED") < out.index("q-dns")  # the summary still comes first
+    big = tmp_path / "big"
+    big.mkdir()
+    assert compare(*big_query(big), *BIG, "--all") == 0
+    out = capsys.readouterr().out
+    assert "missing: " + ", ".join(f"doc-{i:03d}" for i in range(2, 302)) in out
+    assert "more" not in out
+
+
+def test_compare_scores_a_run_as_eval_does(project: Path) -> None:
+    """The retriever's rankings from `eval`'s report, compared as a run: every question's
+    metrics and found/missing ids are exactly the report's (one scorer for both)."""
+    report = evaluate_shipped(load_config(project))
+    rows = [row for row in report["questions"] if row["metrics"] is not None]
+    qrels = {row["id"]: row["relevant"] for row in rows}
+    run = {row["id"]: [doc_id for doc_id, _ in row["retrieved"]] for row in rows}
+    result = compare_runs(qrels, {"a": run, "b": run}, "a", "b", 5, [])
+    for row, scored in zip(rows, result.scores["a"], strict=True):
+        assert (scored.qid, scored.found, scored.missing) == (row["id"], row["found"], row["missing"])
+        for name in ("precision@5", "recall@5", "hit@5", "ndcg@5"):
+            assert scored.metrics[name] == row["metrics"][name], (row["id"], name)
 
 
 def test_trec_files_give_the_same_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,20 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_ROOT, TINY_GOLDEN, run_cli, set_min_length, write_jsonl
+from conftest import (
+    PROJECT_ROOT,
+    SHIPPED,
+    TINY_CORPUS,
+    TINY_GOLDEN,
+    run_cli,
+    set_min_length,
+    write_jsonl,
+    write_project,
+)
+
+from {{ cookiecutter.package_name }}.api import Answer, Context, System
+
+TINY_TEXTS = {d["id"]: d["text"] for d in TINY_CORPUS}
 
 # The screenshot helper is a developer tool outside the package (tools/screenshot.py).
 _spec = importlib.util.spec_from_file_location("screenshot_tool", PROJECT_ROOT / "tools" / "screenshot.py")
@@ -39,7 +52,7 @@ def test_markdown_summary_has_the_table_failures_slices_and_receipt(gated: Path)
     summary = (gated / "build" / "summary.md").read_text(encoding="utf-8")
     report = json.loads((gated / "build" / "report.json").read_text(encoding="utf-8"))
     assert summary.startswith("## ❌ GATE FAILED")
-    assert "| metric | baseline | now | delta | CI of delta | p | Holm p | verdict |" in summary
+    assert "| metric | baseline | now | delta | CI of delta | p | Holm p | floor | verdict |" in summary
     # Every gated metric's row carries the delta, interval and p-values of the JSON report.
     for test in report["comparison"]["tests"]:
         if test["scope"] == "all questions":
@@ -146,3 +159,73 @@ def test_eval_table_warns_about_slices_below_the_minimum(
     assert run_cli(["--config", str(project), "eval"]) == 0
     out = capsys.readouterr().out
     assert "warning: fewer than min_slice_size = 5 evaluated questions in acronym, billing, security" in out
+
+
+def gated_project(tmp_path: Path, questions: int) -> Path:
+    """A tiny-corpus project with `questions` questions (tagged, some must-pass), after a
+    baseline and a failing gate (min_length = 4); returns the HTML report's path."""
+    golden = [
+        {**TINY_GOLDEN[i % 4], "id": f"question-{i:04d}", "tags": [f"tag-{i % 7}", "long-tag-name-" * 3]}
+        for i in range(questions)
+    ]
+    config = write_project(tmp_path, golden=golden)
+    assert run_cli(["--config", str(config), "baseline"]) == 0
+    set_min_length(config, 4)
+    assert gate(config) == 3
+    return tmp_path / "build" / "report.html"
+
+
+@pytest.mark.keyword  # the failing gate comes from min_length = 4
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium on PATH: `apt-get install chromium` to run this check"
+)
+@pytest.mark.parametrize("questions", [10, 1000])
+def test_html_report_never_scrolls_sideways(tmp_path: Path, questions: int) -> None:
+    """At 10 and at 1,000 questions, in a wide and a narrow window, the page is never wider
+    than the window (headless Chromium measures document.documentElement.scrollWidth)."""
+    page = gated_project(tmp_path, questions)
+    for window in ((1200, 900), (700, 900)):
+        scroll, inner = screenshot_tool.page_width(page, window)
+        assert scroll <= inner, f"{questions} questions in a {window[0]} px window: {scroll} px wide"
+
+
+def test_html_report_shows_each_failing_question_once_with_its_unsupported_sentences(
+    project: Path,
+) -> None:
+    """A generator that adds a number its context lacks: the HTML lists each question once,
+    with the unsupported sentence and why."""
+    assert run_cli(["--config", str(project), "baseline"]) == 0
+
+    class SaysSixty:
+        def answer(self, question: str) -> Answer:
+            context = TINY_TEXTS["invoices"]
+            return Answer(context.replace("PDF", "PDF within 60 days"), [Context("invoices", context)])
+
+    system = System(SHIPPED.build_retriever, lambda *args: SaysSixty())
+    assert run_cli(["--config", str(project), "gate"], system) in (0, 3)
+    page = (project.parent / "build" / "report.html").read_text(encoding="utf-8")
+    assert "unsupported: " in page and "60 day" in page
+    assert page.count("<code>q4</code>") == 1
+
+
+def test_html_report_without_tags_draws_no_slice_charts(tmp_path: Path) -> None:
+    """No tags at all: no empty 'Slices' section and no empty chart."""
+    golden = [{key: value for key, value in row.items() if key != "tags"} for row in TINY_GOLDEN]
+    config = write_project(tmp_path, golden=golden)
+    assert run_cli(["--config", str(config), "baseline"]) == 0
+    assert gate(config) == 0
+    page = (tmp_path / "build" / "report.html").read_text(encoding="utf-8")
+    summary = (tmp_path / "build" / "summary.md").read_text(encoding="utf-8")
+    assert "Slices" not in page and "Slices" not in summary
+
+
+def test_html_report_shows_the_notes_and_every_metric_in_one_table(gated: Path) -> None:
+    """The drops that are not significant are explained on the page, and the metric table
+    holds the retrieval metrics the gate tests (its JSON verdict's tests) in one table."""
+    page = (gated / "build" / "report.html").read_text(encoding="utf-8")
+    verdict = json.loads((gated / "build" / "report.json").read_text(encoding="utf-8"))["comparison"]
+    assert "<h2>Notes</h2>" in page and "not significant, so not a regression: recall@5" in page
+    table = page.split("<table>")[1]
+    for test in verdict["tests"]:
+        if test["scope"] == "all questions":
+            assert f"<td>{test['metric']}</td><td>{test['baseline']:.3f}</td>" in table

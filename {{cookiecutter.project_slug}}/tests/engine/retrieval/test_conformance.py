@@ -8,6 +8,9 @@
   document id, so ranx gets each ranking with distinct, strictly decreasing scores: it is
   checked on metric definitions, not on tie handling (docs/metrics.md, "Conventions").
 
+Which function is compared with which reference measure comes from each metric's record
+(names.REGISTRY), so a metric added there is checked here too.
+
 Inputs are Hypothesis-generated collections (graded relevance 0-3, unjudged documents,
 many tied scores, runs shorter than k or empty, queries missing from the run or from the
 qrels) plus hand-made edge cases. A changed metric definition fails here with the query,
@@ -28,7 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }}.api import Hit
-from {{ cookiecutter.package_name }}.retrieval import metrics
+from {{ cookiecutter.package_name }}.retrieval.names import REGISTRY
 from {{ cookiecutter.package_name }}.retrieval.ranking import trec_order
 from {{ cookiecutter.package_name }}.settings.config import load_config
 
@@ -44,33 +47,36 @@ TOLERANCE = 1e-9
 AllQrels = dict[str, dict[str, int]]
 ScoredRun = dict[str, dict[str, float]]
 
-# (our function, its cutoff, trec_eval measure, ranx metric); None where a tool lacks it.
+# (our per-question function, its cutoff, trec_eval measure, ranx metric); None where a tool
+# lacks it. Every metric of the registry, with and without a cutoff where it allows both.
 Case = tuple[Callable[..., float], bool, str | None, str | None]
-CASES: dict[str, Case] = {
-    "precision@k": (metrics.precision_at_k, True, "P_{k}", "precision@{k}"),
-    "recall@k": (metrics.recall_at_k, True, "recall_{k}", "recall@{k}"),
-    "hit@k": (metrics.hit_at_k, True, "success_{k}", "hit_rate@{k}"),
-    "mrr": (metrics.reciprocal_rank, False, "recip_rank", "mrr"),
-    "mrr@k": (metrics.reciprocal_rank, True, None, "mrr@{k}"),  # trec_eval: see below
-    "ndcg": (metrics.ndcg_at_k, False, "ndcg", "ndcg"),
-    "ndcg@k": (metrics.ndcg_at_k, True, "ndcg_cut_{k}", "ndcg@{k}"),
-    "ndcg_exp": (metrics.ndcg_exp_at_k, False, None, "ndcg_burges"),
-    "ndcg_exp@k": (metrics.ndcg_exp_at_k, True, None, "ndcg_burges@{k}"),
-    "map": (metrics.average_precision, False, "map", "map"),
-    "map@k": (metrics.average_precision, True, "map_cut_{k}", "map@{k}"),
-    "rprec": (metrics.r_precision, False, "Rprec", "r-precision"),
-}
-TREC_MEASURES = {
-    "P.{k}",
-    "recall.{k}",
-    "success.{k}",
-    "recip_rank",
-    "ndcg",
-    "ndcg_cut.{k}",
-    "map",
-    "map_cut.{k}",
-}
-TREC_MEASURES |= {"Rprec"}
+CASES: dict[str, Case] = {}
+for _record in REGISTRY.values():
+    if _record.cutoff != "required":
+        CASES[_record.name] = (_record.per_question, False, _record.trec_eval, _record.ranx)
+    if _record.cutoff != "none":
+        CASES[f"{_record.name}@k"] = (_record.per_question, True, _record.trec_eval_at_k, _record.ranx_at_k)
+TREC_MEASURES = {trec for _, _, trec, _ in CASES.values() if trec}
+
+
+def test_every_metric_is_checked_against_a_reference() -> None:
+    """No metric escapes this file: each has a trec_eval or a ranx name (mrr@k is also checked
+    against trec_eval's recip_rank of the top k, below), and none of the twelve is lost."""
+    assert all(trec or ranx for _, _, trec, ranx in CASES.values())
+    assert set(CASES) >= {
+        "precision@k",
+        "recall@k",
+        "hit@k",
+        "mrr",
+        "mrr@k",
+        "ndcg",
+        "ndcg@k",
+        "ndcg_exp",
+        "ndcg_exp@k",
+        "map",
+        "map@k",
+        "rprec",
+    }
 
 
 def ranking_of(scores: dict[str, float]) -> list[str]:

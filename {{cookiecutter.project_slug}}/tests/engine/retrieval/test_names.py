@@ -1,12 +1,14 @@
-"""Metric names: one canonical spelling everywhere, common aliases accepted on input."""
+"""Metric names: one canonical spelling everywhere, common aliases accepted on input; each
+name leads to its metric's one record (definition, functions, trec_eval and ranx names)."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import PROJECT_ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
-from {{ cookiecutter.package_name }}.retrieval.names import Metric, parse_metric
+from {{ cookiecutter.package_name }}.retrieval.names import REGISTRY, Metric, parse_metric
 
 CUTOFF_REQUIRED = ["precision", "recall", "hit"]
 CUTOFF_OPTIONAL = ["mrr", "ndcg", "ndcg_exp", "map"]
@@ -110,3 +112,70 @@ def test_metrics_are_hashable_values() -> None:
     """Metrics are dictionary keys in the gate: equal names give equal, hashable metrics."""
     assert parse_metric("P@5") == Metric("precision", 5)
     assert len({parse_metric("mrr"), parse_metric("RR"), parse_metric("mrr@10")}) == 2
+
+
+def test_unknown_metric_cannot_be_built_directly() -> None:
+    """Metric("nope") fails where it is made, not later where it is computed."""
+    with pytest.raises(ValueError, match="unknown metric 'nope'"):
+        Metric("nope")
+
+
+def test_a_metric_shows_the_definition_and_edge_cases_of_its_function() -> None:
+    """A listing (or a reader) gets the definition from the function that computes it: its
+    docstring's first paragraph on one line, and the edge cases after it."""
+    precision = parse_metric("P@5")
+    assert precision.description == "Precision@k: relevant documents among the first k, divided by k."
+    assert "Divides by k even when fewer than k documents came back" in precision.record.edge_cases
+    ap = parse_metric("map")
+    assert ap.description.startswith("Average precision: the mean, over ALL relevant documents, of precision")
+    assert "\n" not in ap.description
+    assert all(record.definition and record.edge_cases for record in REGISTRY.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "trec_eval", "ranx"),
+    [
+        ("precision@10", "P_10", "precision@10"),
+        ("recall@100", "recall_100", "recall@100"),
+        ("hit@5", "success_5", "hit_rate@5"),
+        ("mrr", "recip_rank", "mrr"),
+        ("mrr@10", None, "mrr@10"),  # trec_eval's recip_rank has no cutoff
+        ("ndcg@10", "ndcg_cut_10", "ndcg@10"),
+        ("ndcg", "ndcg", "ndcg"),
+        ("ndcg_exp@10", None, "ndcg_burges@10"),
+        ("map", "map", "map"),
+        ("map@10", "map_cut_10", "map@10"),
+        ("rprec", "Rprec", "r-precision"),
+    ],
+)
+def test_a_metric_knows_its_trec_eval_and_ranx_names(text: str, trec_eval: str | None, ranx: str) -> None:
+    """What to ask trec_eval or ranx for to check one of our numbers."""
+    metric = parse_metric(text)
+    assert (metric.trec_eval, metric.ranx) == (trec_eval, ranx)
+
+
+def _documented() -> dict[str, tuple[str, str]]:
+    """docs/metrics.md's table: {name in eval.toml: (trec_eval cell, ranx cell)}."""
+    text = (PROJECT_ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    table = text.split("| name in eval.toml |")[1].split("\n\n")[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    return {name.strip("`"): (trec, ranx) for name, _, trec, ranx in rows}
+
+
+def test_docs_table_lists_every_metric_with_its_records_names() -> None:
+    """docs/metrics.md cannot drift from the registry: one row per metric and cutoff form,
+    with the record's trec_eval and ranx names ("(none...)" where a tool lacks one)."""
+    expected = {}
+    for record in REGISTRY.values():
+        if record.cutoff != "required":
+            expected[record.name] = (record.trec_eval, record.ranx)
+        if record.cutoff != "none":
+            expected[f"{record.name}@k"] = (record.trec_eval_at_k, record.ranx_at_k)
+    documented = _documented()
+    assert set(documented) == set(expected)
+    for name, names in expected.items():
+        for cell, template in zip(documented[name], names, strict=True):
+            if template is None:
+                assert cell.startswith("(none"), (name, cell)
+            else:
+                assert cell == f"`{template.format(k='k')}`", (name, cell)

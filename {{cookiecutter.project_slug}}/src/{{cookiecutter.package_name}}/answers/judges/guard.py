@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-from .words import STOPWORDS, content_terms, number_value, raw_words, stem
+from ...text.words import number_value, raw_words
+from .words import STOPWORDS, content_terms, stem
 
 UNITS = {
     stem(unit): unit

@@ -14,9 +14,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...text.words import raw_words
 from . import Item, Verdict, decide
 from .claims import windows
-from .words import content_terms, raw_words, stem, term_set
+from .words import content_terms, stem, term_set
 
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z0-9]*|[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*)\b")
 

@@ -1,0 +1,283 @@
+"""One view of a gate run, built once from the report, the verdict and the baseline.
+
+The console (console.py), the markdown summary (markdown.py) and the HTML page (html.py) lay
+out the same `GateView`, so they cannot disagree: every number and sentence they show is
+decided here. Text in it is plain data (question text, tags and ids may hold anything); each
+renderer escapes it for its own medium.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..answers.settings import ANSWER_CHECKS
+from ..gate.rules import Failure, GateResult
+from ..gate.significance import OVERALL, PairedTest
+from ..gate.stats import format_p as p_text
+from ..inputs.reports import Counts, Report
+
+
+def cut(items: list[str], limit: int) -> list[str]:
+    """At most `limit` items; the rest summarised as one '... and N more' item."""
+    if len(items) <= limit:
+        return list(items)
+    return [*items[:limit], f"... and {len(items) - limit} more"]
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One gated metric or answer check, overall: baseline, now and the paired test."""
+
+    name: str
+    kind: str  # "retrieval" or "answer"
+    baseline: float | None
+    now: float
+    delta: float | None
+    ci: tuple[float, float] | None
+    p: float | None
+    p_holm: float | None  # None for answer checks: each is tested alone, not in the family
+    floor: float | None
+    failed: str | None  # "floor", "regression" or "floor, regression"; None when it holds
+
+    HEADER = ("metric", "baseline", "now", "delta", "CI of delta", "p", "Holm p", "floor")
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """The row's cells under HEADER, as every table prints them ('-': none)."""
+        return (
+            self.name,
+            "-" if self.baseline is None else f"{self.baseline:.3f}",
+            f"{self.now:.3f}",
+            "" if self.delta is None else f"{self.delta:+.3f}",
+            f"[{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else "",
+            p_text(self.p),
+            p_text(self.p_holm) if self.kind == "retrieval" else "own",  # answer checks: their own p
+            "-" if self.floor is None else f"{self.floor:.3f}",
+        )
+
+
+@dataclass(frozen=True)
+class QuestionIssue:
+    """Everything that went wrong with one question, listed once."""
+
+    id: str
+    question: str
+    kinds: list[str]  # "must-pass", "newly failing" (retrieval), "newly failing answer"
+    blocking: bool  # fails the gate (must-pass), or only listed for review
+    reasons: list[str]  # what failed, e.g. "hit@5 1.000 -> 0.000 (passes at >= 1)"
+    details: list[str]  # where the relevant documents rank, unsupported sentences, ...
+
+    @property
+    def label(self) -> str:
+        return ", ".join(self.kinds)
+
+
+@dataclass(frozen=True)
+class SliceCell:
+    value: float | None
+    delta: float | None
+    p_holm: float | None
+    significant_drop: bool
+
+    @property
+    def text(self) -> str | None:
+        """'value now (delta, Holm p)', as every table shows it; None when not compared."""
+        if self.delta is None or self.value is None:
+            return None
+        return f"{self.value:.3f} ({self.delta:+.3f}, {p_text(self.p_holm)})"
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    tag: str
+    n: int
+    cells: list[SliceCell]  # one per slice metric
+    bars: list[tuple[float | None, float]]  # (baseline, now) per slice metric, for the plot
+
+
+@dataclass(frozen=True)
+class DeltaSeries:
+    """Every question's delta of one metric (now - baseline), sorted, for the plot."""
+
+    metric: str
+    deltas: list[tuple[float, str]]  # (delta, question id), ascending
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for delta, _ in self.deltas if abs(delta) > 1e-12)
+
+
+@dataclass(frozen=True)
+class GateView:
+    passed: bool
+    counts: Counts
+    tolerance: float
+    alpha: float
+    tested: int  # tests in the Holm family (metrics x slices)
+    metrics: list[MetricRow]  # retrieval metrics and answer checks, one table
+    min_detectable_drop: float | None
+    min_changed: int | None
+    warnings: list[str]
+    problems: list[Failure]  # blocking failures that are not about one question
+    questions: list[QuestionIssue]  # each failing question once, blocking ones first
+    notes: list[str]
+    slice_metrics: list[str]
+    slices: list[SliceRow]  # only tags that have evaluated questions
+    deltas: list[DeltaSeries]
+    holdout: list[tuple[str, float, float, float]]  # metric, dev, holdout, gap
+    holdout_file: str | None
+    holdout_evaluated: int
+    receipt: list[tuple[str, str]]
+    max_listed: int
+
+    @property
+    def blocking_questions(self) -> list[QuestionIssue]:
+        return [issue for issue in self.questions if issue.blocking]
+
+    @property
+    def listed_questions(self) -> list[QuestionIssue]:
+        return [issue for issue in self.questions if not issue.blocking]
+
+    def shown(self, issues: list[QuestionIssue]) -> tuple[list[QuestionIssue], str | None]:
+        """The first `max_listed` of `issues`, and a line saying how many more the report holds."""
+        if len(issues) <= self.max_listed:
+            return issues, None
+        more = len(issues) - self.max_listed
+        return issues[: self.max_listed], f"... and {more} more question(s): every one is in the JSON report"
+
+    @property
+    def failure_count(self) -> int:
+        return len(self.problems) + len(self.blocking_questions)
+
+
+def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[MetricRow]:
+    tests = {t.metric: t for t in result.comparison.tests if t.scope == OVERALL} if result.comparison else {}
+    answer_tests = _answer_tests(result)
+    failing: dict[str, list[str]] = {}
+    for failure in result.problems:
+        if failure.kind in ("floor", "regression"):
+            failing.setdefault(failure.subject, []).append(failure.kind)
+    rows = []
+    for name, was, now, floor in result.summary:
+        test: PairedTest | None = tests.get(name)
+        kind = "answer" if name in ANSWER_CHECKS else "retrieval"
+        p, ci = (test.p, (test.ci_low, test.ci_high)) if test else answer_tests.get(name, (None, None))
+        rows.append(
+            MetricRow(
+                name=name,
+                kind=kind,
+                baseline=was,
+                now=now,
+                delta=None if was is None else now - was,
+                ci=ci,
+                p=p,
+                p_holm=test.p_holm if test else None,
+                floor=floor,
+                failed=", ".join(dict.fromkeys(failing.get(name, []))) or None,
+            )
+        )
+    return rows
+
+
+def _answer_tests(result: GateResult) -> dict[str, tuple[float | None, tuple[float, float] | None]]:
+    """p and CI of each gated answer check's own paired test."""
+    return {test.metric: (test.p, (test.ci_low, test.ci_high)) for test in result.answer_tests}
+
+
+def _question_issues(result: GateResult) -> list[QuestionIssue]:
+    """Merge the per-question failures (retrieval and answer) into one entry per question."""
+    merged: dict[str, QuestionIssue] = {}
+    for failure in result.failures:
+        if failure.kind in ("floor", "regression"):
+            continue
+        fresh = QuestionIssue(failure.subject, failure.question, [], False, [], [])
+        issue = merged.setdefault(failure.subject, fresh)
+        issue.kinds.extend(k for k in failure.kind.split(", ") if k not in issue.kinds)
+        issue.reasons.extend(failure.reasons)
+        issue.details.extend(failure.details)
+        if failure.blocking and not issue.blocking:
+            merged[failure.subject] = QuestionIssue(
+                issue.id, issue.question, issue.kinds, True, issue.reasons, issue.details
+            )
+    return sorted(merged.values(), key=lambda issue: not issue.blocking)  # stable: report order within
+
+
+def _slices(report: Report, baseline: Report, result: GateResult, metrics: list[str]) -> list[SliceRow]:
+    tests = {(t.scope, t.metric): t for t in result.comparison.tests} if result.comparison else {}
+    rows = []
+    for tag, piece in report.slices.items():
+        if not piece.metrics:
+            continue  # no evaluated question has this tag: nothing to show
+        before = baseline.slices.get(tag)
+        cells, bars = [], []
+        for metric in metrics:
+            test = tests.get((tag, metric))
+            value = piece.metrics.get(metric)
+            was = (before.metrics or {}).get(metric) if before is not None else None
+            cells.append(
+                SliceCell(
+                    value=value,
+                    delta=test.delta if test else None,
+                    p_holm=test.p_holm if test else None,
+                    significant_drop=bool(test and test.significant and test.delta < 0),
+                )
+            )
+            if value is not None:
+                bars.append((was, value))
+        rows.append(SliceRow(tag, piece.evaluated, cells, bars))
+    return rows
+
+
+def _deltas(report: Report, baseline: Report, metric: str) -> DeltaSeries:
+    old = {row.id: row.metrics for row in baseline.questions if row.metrics}
+    deltas = sorted(
+        (row.metrics[metric] - old[row.id][metric], row.id)
+        for row in report.questions
+        if row.metrics is not None and row.id in old and metric in row.metrics and metric in old[row.id]
+    )
+    return DeltaSeries(metric, deltas)
+
+
+def _receipt(receipt: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [(f"sha256 {name}", str(digest)) for name, digest in (receipt.get("sha256") or {}).items()]
+    judge = receipt.get("judge") or {}
+    rows.append(("git commit", str(receipt.get("git_commit") or "not a git checkout")))
+    identity = " / ".join(str(judge.get(k)) for k in ("name", "model", "revision"))
+    rows.append(("judge / model / revision", identity))
+    rows.append(("versions", ", ".join(f"{k} {v}" for k, v in (receipt.get("versions") or {}).items())))
+    rows.append(("seed, k", f"{receipt.get('seed')}, {receipt.get('k')}"))
+    return rows
+
+
+def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: int = 10) -> GateView:
+    """The view of one gate run that every rendering lays out."""
+    comparison = result.comparison
+    slice_metrics = list(dict.fromkeys(t.metric for t in comparison.tests)) if comparison else []
+    holdout = report.holdout
+    return GateView(
+        passed=result.passed,
+        counts=report.counts,
+        tolerance=comparison.tolerance if comparison else 0.0,
+        alpha=comparison.alpha if comparison else 0.0,
+        tested=sum(1 for t in comparison.tests if t.p_holm is not None) if comparison else 0,
+        metrics=_metric_rows(report, baseline, result),
+        min_detectable_drop=comparison.mde if comparison else None,
+        min_changed=comparison.min_changed if comparison else None,
+        warnings=list(comparison.warnings) if comparison else [],
+        problems=[f for f in result.problems if f.kind in ("floor", "regression")],
+        questions=_question_issues(result),
+        notes=list(result.notes),
+        slice_metrics=slice_metrics,
+        slices=_slices(report, baseline, result, slice_metrics),
+        deltas=[_deltas(report, baseline, metric) for metric in slice_metrics],
+        holdout=[
+            (name, report.aggregate[name], holdout.aggregate[name], gap) for name, gap in holdout.gap.items()
+        ]
+        if holdout
+        else [],
+        holdout_file=holdout.file if holdout else None,
+        holdout_evaluated=holdout.counts.evaluated if holdout else 0,
+        receipt=_receipt(report.receipt),
+        max_listed=max_listed,
+    )

@@ -1,0 +1,203 @@
+"""eval.toml's one schema (settings/schema.py): tags and keys holding dots, ranges that refuse
+NaN and infinities, the [display] table, the settings recorded in reports, and the reference
+table of docs/settings.md, which must match the schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT_ROOT, TINY_CONFIG, TINY_GOLDEN, run_cli, set_min_length, write_project
+
+from {{ cookiecutter.package_name }}.errors import EvalInputError
+from {{ cookiecutter.package_name }}.retrieval.names import parse_metric
+from {{ cookiecutter.package_name }}.settings.config import load_config
+from {{ cookiecutter.package_name }}.settings.explain import reference
+
+DOTTED_SLICE = '\n[gate.slices."v1.2"]\n"hit@5" = 0.9\n'
+
+
+def error_of(tmp_path: Path, text: str) -> EvalInputError:
+    with pytest.raises(EvalInputError) as caught:
+        load_config(write_project(tmp_path, config=text))
+    return caught.value
+
+
+def line_starting(text: str, start: str) -> int:
+    (line,) = [n for n, row in enumerate(text.split("\n"), start=1) if row.startswith(start)]
+    return line
+
+
+# -- keys holding dots ----------------------------------------------------------------------
+
+
+def test_a_tag_with_a_dot_keeps_its_slice_floor(tmp_path: Path) -> None:
+    """[gate.slices."v1.2"] is the tag v1.2, not the tag 2 of a table v1: its floor is kept."""
+    config = load_config(write_project(tmp_path, config=TINY_CONFIG + DOTTED_SLICE))
+    assert config.gate.slice_floors == {"v1.2": {parse_metric("hit@5"): 0.9}}
+
+
+def test_a_bad_floor_under_a_dotted_tag_names_its_key_and_line(tmp_path: Path) -> None:
+    text = TINY_CONFIG + DOTTED_SLICE.replace("0.9", "1.5")
+    error = error_of(tmp_path, text)
+    assert error.line == line_starting(text, '"hit@5" = 1.5')
+    assert ': gate.slices."v1.2".hit@5: must be a number between 0 and 1, got 1.5' in str(error)
+
+
+def test_the_gate_enforces_the_floor_of_a_dotted_tag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """End to end: the acronym questions, tagged v1.2, lose their hits at min_length = 4 and
+    the floor of that tag fails the gate (it was once silently dropped)."""
+    golden = [{**q, "tags": [*q["tags"], "v1.2"]} if "acronym" in q["tags"] else q for q in TINY_GOLDEN]
+    config_path = write_project(tmp_path, config=TINY_CONFIG + DOTTED_SLICE, golden=golden)
+    assert run_cli(["--config", str(config_path), "baseline"]) == 0
+    set_min_length(config_path, 4)
+    capsys.readouterr()
+    assert run_cli(["--config", str(config_path), "gate"]) == 3
+    assert "on tag 'v1.2'" in capsys.readouterr().out
+
+
+def test_a_dotted_tag_no_question_has_is_named_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = TINY_CONFIG + DOTTED_SLICE
+    config_path = write_project(tmp_path, config=text)
+    assert run_cli(["--config", str(config_path), "baseline"]) == 0
+    capsys.readouterr()
+    assert run_cli(["--config", str(config_path), "gate"]) == 2
+    line = line_starting(text, "[gate.slices.")
+    assert f'eval.toml:{line}: [gate.slices."v1.2"]: no answerable question' in capsys.readouterr().err
+
+
+# -- ranges ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "expected"),
+    [
+        ("tolerance = 0.02", "tolerance = nan", "a number between 0 and 1"),
+        ("tolerance = 0.02", "tolerance = inf", "a number between 0 and 1"),
+        ('"hit@5" = 0.5', '"hit@5" = -inf', "a number between 0 and 1"),
+        ("[generation]", "[judge]\nthreshold = nan\n\n[generation]", "a number between 0 and 1"),
+        ("[generation]", "[stats]\nalpha = nan\n\n[generation]", "strictly between 0 and 1"),
+        ("[generation]", "[stats]\nresamples = 2_000_000\n\n[generation]", "from 100 to 1,000,000"),
+        ("[generation]", "[stats]\nresamples = 0\n\n[generation]", "from 100 to 1,000,000"),
+        ("[generation]", "[stats]\nseed = -1\n\n[generation]", "a whole number from 0 to"),
+        ("depth = 10", "depth = 1e3", "a whole number from 1 to 10,000"),
+    ],
+)
+def test_numbers_outside_their_range_are_refused_at_their_line(
+    tmp_path: Path, setting: str, value: str, expected: str
+) -> None:
+    """NaN and infinities never pass, and every number has a documented range."""
+    text = TINY_CONFIG.replace(setting, value, 1)
+    error = error_of(tmp_path, text)
+    assert expected in error.problem
+    written = value.split("\n")[1] if "\n" in value else value
+    assert error.line == line_starting(text, written)
+    assert error.fix.startswith("e.g. ")
+
+
+# -- [display] ------------------------------------------------------------------------------
+
+
+def test_display_max_listed_defaults_to_10(project: Path) -> None:
+    assert load_config(project).display.max_listed == 10
+
+
+def test_display_max_listed_comes_through(tmp_path: Path) -> None:
+    config = load_config(write_project(tmp_path, config=TINY_CONFIG + "\n[display]\nmax_listed = 3\n"))
+    assert config.display.max_listed == 3
+
+
+@pytest.mark.parametrize("value", ["0", "10001", "2.5", "true", '"10"'])
+def test_display_max_listed_out_of_range_is_refused(tmp_path: Path, value: str) -> None:
+    text = TINY_CONFIG + f"\n[display]\nmax_listed = {value}\n"
+    error = error_of(tmp_path, text)
+    assert error.line == line_starting(text, "max_listed")
+    assert "display.max_listed: must be a whole number from 1 to 10,000" in str(error)
+    assert error.fix == "e.g. max_listed = 10"
+
+
+# -- what is not a setting ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["load_from", "line"])
+def test_what_load_config_works_out_cannot_be_written(tmp_path: Path, key: str) -> None:
+    """JudgeSettings carries fields computed by load_config; eval.toml cannot set them."""
+    text = TINY_CONFIG + f'\n[judge]\n{key} = "x"\n'
+    error = error_of(tmp_path, text)
+    assert f"judge.{key}: unknown setting" in str(error)
+    assert error.line == line_starting(text, key)
+
+
+def test_a_misspelt_subtable_is_refused_with_a_suggestion(tmp_path: Path) -> None:
+    text = TINY_CONFIG.replace("[gate.floors]", "[gate.floor]")
+    error = error_of(tmp_path, text)
+    assert "gate.floor: unknown setting" in str(error) and "did you mean 'floors'?" in str(error)
+    assert error.line == line_starting(text, "[gate.floor]")
+
+
+def test_a_value_where_a_table_belongs_is_refused(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "stats = 3\n" + TINY_CONFIG)
+    assert error.line == 1 and "stats: must be a table, got 3" in str(error)
+    assert error.fix == "write [stats] followed by its settings"
+
+
+# -- what reports record --------------------------------------------------------------------
+
+
+def test_settings_recorded_in_reports_keep_their_format(project: Path) -> None:
+    """The report's settings (compared with the baseline's) come from the schema, unchanged."""
+    recorded = load_config(project).settings()
+    assert json.loads(json.dumps(recorded)) == {
+        "k": 5,
+        "depth": 10,
+        "metrics": ["precision@5", "recall@5", "hit@5", "mrr", "ndcg@5", "map", "rprec"],
+        "tokenizer": {
+            "lowercase": True,
+            "pattern": r"\w+",
+            "min_length": 1,
+            "stopwords": "english",
+            "stemmer": "none",
+        },
+        "stats": {
+            "alpha": 0.05,
+            "confidence": 0.95,
+            "resamples": 10000,
+            "exact_limit": 16,
+            "seed": 20240601,
+            "min_slice_size": 5,
+        },
+    }
+    assert list(recorded) == ["k", "depth", "metrics", "tokenizer", "stats"]
+
+
+def test_defaults_apply_to_a_file_with_only_paths(tmp_path: Path) -> None:
+    """Everything but [data] may be left out: the schema's defaults apply."""
+    config = load_config(write_project(tmp_path, config=TINY_CONFIG.split("[retrieval]")[0]))
+    assert (config.k, config.depth) == (5, 20)
+    assert [str(m) for m in config.metrics] == ["recall@5", "mrr"]
+    assert config.gate.metrics == config.metrics and config.gate.tolerance == 0.02
+    assert config.judge.threshold == 0.55
+    assert config.judge.cache == (tmp_path / ".cache" / "verdicts.json").resolve()
+
+
+def test_the_judge_threshold_defaults_to_its_own_backends(tmp_path: Path) -> None:
+    """The NLI judge's scores are probabilities, the lexical judge's coverages: each has its default."""
+    config = load_config(write_project(tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "nli"\n'))
+    assert config.judge.threshold == 0.5 and config.judge.identity()["threshold"] == 0.5
+
+
+# -- docs -----------------------------------------------------------------------------------
+
+
+def test_docs_list_every_setting_as_the_schema_declares_it() -> None:
+    """docs/settings.md holds the tables generated from the schema; when a setting changes,
+    paste the tables this assertion prints into it."""
+    table = reference()
+    assert "| `max_listed` | `10` | a whole number from 1 to 10,000 |" in table
+    assert "| None |" not in table, "every setting has a description"
+    assert table in (PROJECT_ROOT / "docs" / "settings.md").read_text(encoding="utf-8"), table
