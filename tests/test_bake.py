@@ -24,6 +24,37 @@ def text_files(project: Path) -> list[Path]:
     return [p for p in project.rglob("*") if p.is_file() and p.suffix != ".pyc"]
 
 
+# Wording about the template's build machine or history, which means nothing to a team.
+NOT_THE_TEAMS = re.compile(
+    r"uv does not see|local CPU wheel|downloaded here|\bseeds? \d{3}\b|\bseeds? \d+\.\.|tutorial|grew from"
+    r"|(?:this|the) template's (?:own )?(?:CI|tests|import check)|retrievers this template ships",
+    re.IGNORECASE,
+)
+README_SECTION = re.compile(r"""README(?:'s)?[,:]?\s+"([^"]+)\"""")  # README, "Installing torch"
+
+
+def assert_speaks_of_the_project_only(project: Path) -> None:
+    """No generated file (its data aside) speaks of the template's build machine or history,
+    and every `README, "Section"` reference names a section this project's README has (its
+    title, or the start of it: searching the README for the words finds the section)."""
+    readme = (project / "README.md").read_text(encoding="utf-8")
+    sections = {m.group(1).strip() for m in re.finditer(r"^#+\s+(.+)$", readme, re.MULTILINE)}
+    problems = []
+    for path in text_files(project):
+        name = path.relative_to(project)
+        if name.parts[0] == "evals":  # the team's data: any words at all
+            continue
+        text = path.read_text(encoding="utf-8")
+        problems += [f"{name}: {m.group(0)!r}" for m in NOT_THE_TEAMS.finditer(text)]
+        joined = re.sub(r"\s*\n\s*(?:#\s*)?", " ", text)  # a reference wrapped over comment lines
+        problems += [
+            f"{name}: README has no section {m.group(1)!r}"
+            for m in README_SECTION.finditer(joined)
+            if not any(section.startswith(m.group(1)) for section in sections)
+        ]
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize("retriever", RETRIEVERS)
 def test_every_choice_renders_completely(tmp_path: Path, retriever: str) -> None:
     project = bake(tmp_path, f"retriever={retriever}")
@@ -45,6 +76,8 @@ def test_every_choice_renders_completely(tmp_path: Path, retriever: str) -> None
     noxfile = (project / "noxfile.py").read_text(encoding="utf-8")
     assert f"RETRIEVER_NEEDS_TORCH = {needs_torch}" in noxfile, "torch is installed only where it is needed"
     assert 'TORCH = ["torch==2.13.0"] if' in noxfile, "when it is, pinned in the same pip command"
+    assert ("# the retriever embeds" in noxfile) == needs_torch
+    assert_speaks_of_the_project_only(project)
 
 
 def test_nli_choice_renders_its_extra_and_settings(tmp_path: Path) -> None:
@@ -54,6 +87,7 @@ def test_nli_choice_renders_its_extra_and_settings(tmp_path: Path) -> None:
     assert not any("torch" in dep for dep in pyproject["project"]["dependencies"]), "torch: pinned by nox"
     judge = tomllib.loads((project / "eval.toml").read_text(encoding="utf-8"))["judge"]
     assert judge["backend"] == "nli" and judge["model"] == "cross-encoder/nli-deberta-v3-small"
+    assert_speaks_of_the_project_only(project)
     lexical = bake(tmp_path / "default")
     default = tomllib.loads((lexical / "pyproject.toml").read_text(encoding="utf-8"))
     assert "optional-dependencies" not in default["project"], "the lexical judge needs no extra"

@@ -3,14 +3,21 @@ project the team has edited, and leaves the team's data, settings and retriever 
 
 The template is committed twice into a temporary git repository (its current files, then a
 typical template-side change), so the test is offline and independent of this repo's history.
+`cruft update` runs as the generated README says, interactively: in a pseudo-terminal, where it
+asks "Apply diff and update?" and the test answers `y` (a typer release broke that prompt once,
+while `cruft update -y` kept working; requirements-dev.txt pins what works).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -39,6 +46,39 @@ def sh(cwd: Path, *command: str) -> subprocess.CompletedProcess[str]:
 def cruft(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "cruft", *args]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=GIT_ENV, check=False)
+
+
+UPDATE_PROMPT = b"Apply diff and update?"
+
+
+def answer_in_terminal(cwd: Path, command: list[str], prompt: bytes, answer: bytes) -> tuple[int, str]:
+    """Run `command` attached to a pseudo-terminal, as a person at a shell would; type `answer`
+    once `prompt` appears. Returns the exit code and everything the terminal showed."""
+    main, child_end = pty.openpty()
+    process = subprocess.Popen(
+        command, cwd=cwd, env=GIT_ENV, stdin=child_end, stdout=child_end, stderr=child_end, close_fds=True
+    )
+    os.close(child_end)  # only the child holds it now: reading then ends when the child exits
+    shown, answered, deadline = b"", False, time.monotonic() + 120
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"{command} hung; the terminal showed:\n{shown.decode(errors='replace')}"
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: every process holding the terminal has exited
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if not answered and prompt in shown:
+                os.write(main, answer)
+                answered = True
+        return process.wait(timeout=60), shown.decode(errors="replace")
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(main)
 
 
 def commit_all(repo: Path, message: str) -> str:
@@ -145,9 +185,12 @@ def test_cruft_update_brings_template_changes_and_keeps_team_edits(tmp_path: Pat
     second = commit_all(template, "template v2")
     assert cruft(project, "check").returncode != 0, "`cruft check` must notice the newer template"
 
-    updated = cruft(project, "update", "--skip-apply-ask")
-    assert updated.returncode == 0, updated.stdout + updated.stderr
-    assert "Good work" in updated.stdout, updated.stdout
+    # As the README says: `cruft update`, which shows the diff's summary, asks, and applies.
+    command = [sys.executable, "-m", "cruft", "update"]
+    code, shown = answer_in_terminal(project, command, UPDATE_PROMPT, b"y\n")
+    assert UPDATE_PROMPT.decode() in shown, f"cruft update did not ask:\n{shown}"
+    assert code == 0 and "Traceback" not in shown, f"cruft update failed at its prompt:\n{shown}"
+    assert "Good work" in shown, shown
     applied = sh(project, "git", "diff", "--cached", "--", ".", ":!.cruft.json").stdout
     print(f"--- the diff cruft update applied\n{applied}")  # pytest -s shows it
 
@@ -188,3 +231,15 @@ def test_scheduled_workflow_runs_cruft_check(default_project: Path) -> None:
     assert triggers["schedule"][0]["cron"] and "pull_request" not in triggers
     steps = workflow["jobs"]["cruft-check"]["steps"]
     assert any("cruft check" in step.get("run", "") for step in steps)
+
+
+def test_readme_installs_the_cruft_and_typer_this_test_runs(default_project: Path) -> None:
+    """Where a team is told to install cruft (the README, the weekly workflow) it gets the pins of
+    requirements-dev.txt, the ones the interactive update above runs with."""
+    lines = (ROOT / "requirements-dev.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line.split("#")[0].strip() for line in lines if line.startswith(("cruft", "typer"))]
+    assert len(pins) == 2 and pins[0].startswith("cruft==")
+    install = "pip install " + " ".join(f'"{pin}"' for pin in pins)
+    readme = (default_project / "README.md").read_text(encoding="utf-8")
+    workflow = (default_project / ".github" / "workflows" / "template-update.yml").read_text(encoding="utf-8")
+    assert install in readme and install in workflow and install in (ROOT / "README.md").read_text("utf-8")

@@ -5,6 +5,7 @@ labels) and `nox -s screenshot` (the gate's HTML report rendered by headless Chr
 Each session installs the project plus the dependency groups from pyproject.toml, then calls
 the `{{ cookiecutter.package_name }}` command: all the logic lives in src/, configured by eval.toml.
 Extra arguments go through, e.g. `nox -s eval -- --quiet` or `nox -s tests -- -k metrics`.
+tox.ini has the same sessions as tox environments (`tox -e gate`), for teams that run tox.
 """
 
 import tomllib
@@ -28,8 +29,8 @@ nox.needs_version = ">=2025.2.9"  # dependency groups read from pyproject.toml
 
 # An embedding retriever and the NLI judge need torch. Pip installs it, pinned in the same
 # command as the project so it is never resolved freely (that would pull a multi-GB CUDA
-# build), and such projects use pip (virtualenv) so that a torch wheel you have already
-# downloaded or cached is found. See the README on torch.
+# build); such projects use pip (virtualenv), not uv, so that PIP_EXTRA_INDEX_URL can point it
+# at PyTorch's CPU-only build. See {{ 'README, "Installing torch"' if cookiecutter.retriever in ["dense", "hybrid"] else 'README, "The NLI judge"' }}.
 RETRIEVER_NEEDS_TORCH = {{ "True  # the retriever embeds with sentence-transformers" if cookiecutter.retriever in ["dense", "hybrid"] else "False  # the retriever needs no model" }}
 TORCH = ["torch==2.13.0"] if RETRIEVER_NEEDS_TORCH or judge_backend() == "nli" else []
 nox.options.default_venv_backend = "virtualenv" if TORCH else "uv|virtualenv"  # uv: much faster

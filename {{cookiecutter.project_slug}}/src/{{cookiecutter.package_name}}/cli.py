@@ -2,7 +2,8 @@
 The nox sessions are thin wrappers over it.
 
 Also `compare` (accept or reject a candidate run against a baseline run on given qrels, any
-system's TREC or JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.).
+system's TREC or JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and
+`import` (a BEIR folder or TREC files as the corpus and golden set).
 
 This is the one module that imports the team's files (retriever.py, generator.py): it hands
 their factories to the orchestrator (run.py) as a `System`. Tests pass a `System` of their
@@ -25,6 +26,7 @@ from . import run
 from .answers.calibration import calibrate, format_calibration
 from .api import System
 from .errors import EvalInputError, ExitCode
+from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .settings.config import DEFAULT_PATH, load_config
@@ -63,8 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--report", type=Path, help="where to write the report (default: [data] report)")
     evaluate.add_argument("--quiet", action="store_true", help="print only the report path; no progress bars")
+    evaluate.add_argument(
+        "--all", action="store_true", help="print every question, not only those that failed a check"
+    )
     baseline = commands.add_parser("baseline", help="evaluate and overwrite the committed baseline report")
     baseline.add_argument("--quiet", action="store_true", help="no table and no progress bars")
+    baseline.add_argument(
+        "--fit-floors",
+        action="store_true",
+        help="fix the gate settings the new baseline does not meet or the data cannot evaluate "
+        "(floors, must-pass flags, [generation] min_score), printing each change; see README",
+    )
     gate = commands.add_parser("gate", help="evaluate and compare with the baseline; exit 3 on regression")
     gate.add_argument("--baseline", type=Path, help="baseline report (default: [data] baseline)")
     gate.add_argument(
@@ -85,7 +96,7 @@ def _positive(text: str) -> int:
 
 
 def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`compare`, `export-qrels`, `export-run`: TREC / JSON files in and out (see interop/)."""
+    """`compare`, `export-qrels`, `export-run`, `import`: other tools' files in and out (see interop/)."""
     cmp = commands.add_parser(
         "compare",
         help="accept (exit 0) or reject (exit 3) a candidate run against a baseline run; needs no eval.toml",
@@ -111,6 +122,21 @@ def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     export = commands.add_parser("export-run", help="evaluate and write the retriever's output as a TREC run")
     export.add_argument("output", type=Path, help="TREC run file (.json: JSON {qid: {docid: score}})")
     export.add_argument("--tag", default=PROG, help="run name (last TREC column)")
+    bring = commands.add_parser(
+        "import", help="write a BEIR or TREC test collection as the [data] corpus and golden set"
+    )
+    formats = bring.add_subparsers(dest="format", required=True)
+    beir = formats.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    beir.add_argument("folder", type=Path, metavar="DIR")
+    beir.add_argument("--split", default="test", help="the qrels/<split>.tsv to read (default: test)")
+    trec = formats.add_parser("trec", help="TREC files: qrels, topics and a corpus")
+    trec.add_argument("--qrels", type=Path, required=True, help="`qid 0 docid grade` per line")
+    trec.add_argument("--topics", type=Path, required=True, help="TREC SGML topics or `qid<TAB>text` lines")
+    trec.add_argument("--corpus", type=Path, required=True, help="JSON Lines or id<TAB>[title<TAB>]text")
+    for source in (beir, trec):
+        source.add_argument("--sample", type=_positive, metavar="N", help="keep N questions (see --seed)")
+        source.add_argument("--seed", type=int, default=0, help="same N and seed: same questions")
+        source.add_argument("--force", action="store_true", help="replace an existing corpus and golden set")
 
 
 def dispatch(args: argparse.Namespace, system: System | None) -> int:
@@ -127,6 +153,13 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
             show_all=args.all,
         )
     config = load_config(args.config)
+    if args.command == "import":  # needs [data]'s paths only, never the data already there
+        read = (
+            (lambda: read_beir(args.folder, args.split))
+            if args.format == "beir"
+            else (lambda: read_trec(args.qrels, args.topics, args.corpus))
+        )
+        return run_import(read, config.corpus, config.golden, args.sample, args.seed, args.force)
     if args.command == "export-qrels":
         print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
         return ExitCode.OK
@@ -145,9 +178,9 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
         print(f"wrote run {args.tag!r} to {args.output}")
         return ExitCode.OK
     if args.command == "eval":
-        return run.run_eval(config, system, args.report, args.quiet, show_progress)
+        return run.run_eval(config, system, args.report, args.quiet, show_progress, args.all)
     if args.command == "baseline":
-        return run.run_baseline(config, system, args.quiet, show_progress)
+        return run.run_baseline(config, system, args.quiet, show_progress, args.fit_floors)
     return run.run_gate(config, system, args.baseline, args.accept_changed_data, show_progress)
 
 

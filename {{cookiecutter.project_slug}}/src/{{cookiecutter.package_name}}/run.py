@@ -11,21 +11,32 @@ also describes the JSON file). The gate adds its verdict; render/ shows both.
 from __future__ import annotations
 
 import dataclasses
+import math
+import statistics
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from .answers.checks import evaluate_answers
-from .api import Document, Generator, Hit, Retriever, System
+from .answers.settings import ANSWER_CHECKS, JudgeSettings
+from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
+from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
+from .gate.fit import check_baseline, describe, fit_baseline
 from .gate.holdout import check_disjoint
 from .gate.receipt import build_receipt, check_same_data
 from .gate.rules import compare
-from .gate.significance import check_slice_tags
+from .gate.significance import check_slice_tags, design_lines
 from .inputs.data import Question, load_corpus, load_golden
 from .inputs.files import write_atomic
 from .inputs.reports import (
+    AnswerResult,
     Counts,
     HoldoutResult,
     QuestionResult,
@@ -198,19 +209,25 @@ def evaluate_split(
             "add questions with relevant documents ('answerable': true)",
         )
     built.known.update((question.question, hits) for question, hits in zip(questions, ranked, strict=True))
-    answers = evaluate_answers(
-        built.generator(),
-        questions,
-        corpus,
-        config.judge,
-        golden=golden,
-        config_path=config.path,
-        track=lambda qs: progress.over(qs, "answering"),
-        judging=lambda: progress.step("judging"),
-    )
+    with _run_judge(config) as judge:
+        answers = evaluate_answers(
+            built.generator(),
+            questions,
+            corpus,
+            judge,
+            golden=golden,
+            config_path=config.path,
+            track=lambda qs: progress.over(qs, "answering"),
+            judging=lambda: progress.step("judging"),
+        )
     rows = [dataclasses.replace(row, answer=answer) for row, answer in zip(rows, answers.rows, strict=True)]
     if judge_stats is not None:
         judge_stats.update(answers.cache)
+    stochastic: dict[str, Any] | None = None
+    aggregate = {**(_means(rows, config) or {}), **answers.aggregate}
+    if config.gate.stochastic:  # the parts declared stochastic run `repeats` times per question
+        runs = _repeat_runs(config, questions, built, golden, ranked, answers.rows, progress)
+        rows, aggregate, stochastic = _averaged(config, rows, runs)
     slices = {}
     for tag in sorted({tag for row in rows for tag in row.tags}):
         members = [row for row in rows if tag in row.tags]
@@ -224,15 +241,191 @@ def evaluate_split(
         "retriever": _retriever_settings(retriever, config),
         "generation": config.generation,
         "judge": answers.judge,
+        **({"stochastic": stochastic} if stochastic else {}),  # only when declared: reports stay as they were
     }
     return Report(
         settings=settings,
         counts=Counts(questions=len(rows), evaluated=evaluated, left_out=len(rows) - evaluated),
-        aggregate={**(_means(rows, config) or {}), **answers.aggregate},
+        aggregate=aggregate,
         slices=slices,
         receipt=build_receipt(config, settings),
         questions=rows,
     )
+
+
+# -- repeats: the parts declared stochastic ([gate] stochastic) run `repeats` times per question --
+
+Run = tuple[list[dict[str, float] | None], list[AnswerResult]]  # per question: metrics, answer
+
+
+@contextmanager
+def _run_judge(config: Config) -> Iterator[JudgeSettings]:
+    """The judge settings of one run: a stochastic judge never reads the verdict cache (a fresh,
+    throw-away cache per run), or every repeat would repeat the first verdict."""
+    if "judge" not in config.gate.stochastic:
+        yield config.judge
+        return
+    with tempfile.TemporaryDirectory(prefix="verdicts-") as folder:
+        yield dataclasses.replace(config.judge, cache=Path(folder) / "verdicts.json")
+
+
+def _repeat_runs(
+    config: Config,
+    questions: list[Question],
+    built: Built,
+    golden: Path,
+    ranked: list[list[Hit]],
+    answers: list[AnswerResult],
+    progress: Progress,
+) -> list[Run]:
+    """Every run of the stochastic parts, the first (already made) included. A stochastic
+    retriever searches again each run and the generator answers from that run's hits; a
+    stochastic generator answers again from the same hits; a stochastic judge judges again."""
+    first: list[dict[str, float] | None] = []
+    runs: list[Run] = []
+    retriever_moves = "retriever" in config.gate.stochastic
+    for repeat in range(config.gate.repeats):
+        hits = ranked
+        if repeat and retriever_moves:
+            hits = retrieve_all(built.retriever, questions, built.corpus, config.depth, golden)
+        values = compute(
+            judge_rankings([[hit.doc_id for hit in h] for h in hits], [q.relevant for q in questions]),
+            config.metrics,
+        )
+        metrics = [
+            {name: float(column[i]) for name, column in values.items()} if question.answerable else None
+            for i, question in enumerate(questions)
+        ]
+        if repeat == 0:
+            first = metrics
+            runs.append((metrics, answers))
+            continue
+        built.known.update((question.question, h) for question, h in zip(questions, hits, strict=True))
+        with _run_judge(config) as judge:
+            again = evaluate_answers(
+                built.generator(),
+                questions,
+                built.corpus,
+                judge,
+                golden=golden,
+                config_path=config.path,
+                track=partial(progress.over, what=f"repeat {repeat + 1}"),
+            )
+        runs.append((metrics if retriever_moves else first, again.rows))
+    built.known.update((question.question, h) for question, h in zip(questions, ranked, strict=True))
+    return runs
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return fmean(present) if present else None
+
+
+def _averaged(
+    config: Config, rows: list[QuestionResult], runs: list[Run]
+) -> tuple[list[QuestionResult], dict[str, float], dict[str, Any]]:
+    """Rows whose metrics and answer checks are the per-question means over the runs (the unit
+    the gate compares), their aggregates, and what the report records about the repeats: the
+    parts, the repeats and each metric's noise, the standard deviation of the delta between
+    two such means of an unchanged system (sqrt of the mean over questions of 2 s_i^2 / R)."""
+    repeats = len(runs)
+    per_metric: dict[str, list[list[float]]] = {}
+    averaged = []
+    for i, row in enumerate(rows):
+        metrics = None
+        if row.metrics is not None:
+            metrics = {}
+            for name in row.metrics:
+                seen = [values[name] for run in runs if (values := run[0][i]) is not None]
+                metrics[name] = fmean(seen)
+                per_metric.setdefault(name, []).append(seen)
+        answer = row.answer
+        if answer is not None:
+            checks = {}
+            for name in ANSWER_CHECKS:
+                seen_checks = [run[1][i].check(name) for run in runs]
+                checks[name] = _mean_of(seen_checks)
+                present = [value for value in seen_checks if value is not None]
+                if len(present) == repeats:
+                    per_metric.setdefault(name, []).append(present)
+            answer = dataclasses.replace(
+                answer,
+                abstention=checks["abstention"] if checks["abstention"] is not None else answer.abstention,
+                key_facts=checks["key_facts"],
+                faithfulness=checks["faithfulness"],
+            )
+        averaged.append(
+            dataclasses.replace(
+                row,
+                metrics=metrics,
+                answer=answer,
+                checks={str(m): metrics[str(m)] >= t for m, t in config.gate.checks.items()}
+                if metrics is not None
+                else None,
+            )
+        )
+    noise = {
+        name: math.sqrt(fmean(2 * statistics.variance(seen) / repeats for seen in values))
+        for name, values in per_metric.items()
+        if values and repeats > 1
+    }
+    aggregate = {**(_means(averaged, config) or {})}
+    for name in ANSWER_CHECKS:
+        present = [
+            value
+            for row in averaged
+            if row.answer is not None and (value := row.answer.check(name)) is not None
+        ]
+        aggregate[name] = fmean(present) if present else 0.0
+    recorded = {"parts": sorted(config.gate.stochastic), "repeats": repeats, "noise": noise}
+    return averaged, aggregate, recorded
+
+
+def check_determinism(config: Config, questions: list[Question], built: Built, report: Report) -> list[str]:
+    """Run `[gate] determinism_check` questions again, bypassing the remembered hits (the
+    retriever itself is asked, and the generator's searches reach it too; the system is not
+    built again), and compare with the evaluated run (gate/determinism.py): exit 2 when
+    a part not declared stochastic gave another ranking or answer. Returns the note saying
+    what was checked (none when there was nothing to check)."""
+    parts = set(config.gate.stochastic)
+    chosen = [questions[i] for i in sample(len(questions), config.gate.determinism_check)]
+    if not chosen or "retriever" in parts:  # a stochastic retriever moves the answers too
+        return []
+    ids = [question.id for question in chosen]
+    again = retrieve_all(built.retriever, chosen, built.corpus, config.depth, config.golden)
+    first = [built.known[question.question] for question in chosen]
+    require_deterministic("retriever", ranking_differences(ids, first, again), len(chosen), config.path)
+    checked = "retriever"
+    if "generator" not in parts:
+        rows = {row.id: row.answer for row in report.questions}
+        remembered = dict(built.known)
+        built.known.clear()  # the generator's searches now reach the retriever itself
+        try:
+            answers = [_ask_again(built.generator(), question, config.golden) for question in chosen]
+        finally:
+            built.known.update(remembered)
+        differences = answer_differences(ids, [rows.get(qid) for qid in ids], answers)
+        require_deterministic("generator", differences, len(chosen), config.path)
+        checked = "retriever and generator"
+    same = "rankings and answers" if "generator" in checked else "rankings"
+    return [
+        f"determinism: the {checked} gave the same {same} on {len(chosen)} question(s) run twice "
+        "([gate] determinism_check), so the deterministic rule applies"
+    ]
+
+
+def _ask_again(generator: Generator, question: Question, golden: Path) -> Answer:
+    """The generator's answer to `question`, asked again; a crash names the question (exit 2)."""
+    try:
+        return generator.answer(question.question)
+    except Exception as error:  # a crash in the team's own generator: name the question
+        raise EvalInputError(
+            golden,
+            f"question {question.id!r}: the generator raised {type(error).__name__}: {error} "
+            "when asked again (determinism check)",
+            "fix answer() in generator.py; this question reproduces it",
+            question.line,
+        ) from error
 
 
 def evaluate_holdout(
@@ -260,33 +453,65 @@ def _relative(path: Path) -> str:
 
 
 def _evaluate_and_write(
-    config: Config, system: System, target: Path, quiet: bool, show_progress: bool
-) -> None:
-    """Evaluate, write the report to `target`, print the table unless quiet."""
+    config: Config,
+    system: System,
+    target: Path,
+    quiet: bool,
+    show_progress: bool,
+    *,
+    baseline: bool = False,
+    show_all: bool = False,
+) -> Report:
+    """Evaluate, write the report to `target` (in its baseline form for `baseline`), print the
+    summary and the questions that failed (every question with `show_all`) unless quiet."""
     judge_stats: dict[str, int] = {}
     report = evaluate(config, system, judge_stats, Progress(show_progress and interactive()))
-    write_report(target, report)
+    write_report(target, report.for_baseline() if baseline else report)
     if not quiet:
-        print(format_table(report, config.display.max_listed))
+        print(format_table(report, config.display.max_listed, show_all=show_all))
         print(cache_line(judge_stats))
+    return report
 
 
 def run_eval(
-    config: Config, system: System, report_path: Path | None, quiet: bool, show_progress: bool = False
+    config: Config,
+    system: System,
+    report_path: Path | None,
+    quiet: bool,
+    show_progress: bool = False,
+    show_all: bool = False,
 ) -> ExitCode:
     """`eval`: evaluate, print the table (unless quiet), write the report."""
     target = report_path or config.report
-    _evaluate_and_write(config, system, target, quiet, show_progress)
+    _evaluate_and_write(config, system, target, quiet, show_progress, show_all=show_all)
     print(f"\nwrote {_relative(target)}")
     return ExitCode.OK
 
 
 def run_baseline(
-    config: Config, system: System, quiet: bool = False, show_progress: bool = False
+    config: Config, system: System, quiet: bool = False, show_progress: bool = False, fit_floors: bool = False
 ) -> ExitCode:
-    """`baseline`: evaluate and overwrite the committed baseline on purpose."""
-    _evaluate_and_write(config, system, config.baseline, quiet, show_progress)
+    """`baseline`: evaluate and overwrite the committed baseline on purpose, then check the
+    gate's settings against it (gate/fit.py): each one it does not meet, or the data cannot
+    evaluate, is a warning on stderr with its fix. `fit_floors` applies exactly those fixes
+    to eval.toml and the golden set, printing each, and remakes the baseline. Exit 0: the
+    baseline was written."""
+    report = _evaluate_and_write(config, system, config.baseline, quiet, show_progress, baseline=True)
+    if fit_floors:
+
+        def remake(changed: Config) -> Report:
+            return _evaluate_and_write(changed, system, changed.baseline, True, False, baseline=True)
+
+        config, report, changes, left = fit_baseline(config, report, remake)
+        print("\n--fit-floors: " + (f"{len(changes)} change(s)" if changes else "every setting holds"))
+        print("\n".join(f"  {change}" for change in changes), end="\n" if changes else "")
+    else:
+        left = check_baseline(config, report)
     print(f"\nwrote the new baseline {_relative(config.baseline)}: review its diff and commit it")
+    for line in design_lines(report, config.gate.tolerance, config.stats, config.gate.power):
+        print(line)  # parts declared stochastic: the questions non-inferiority needs
+    for line in describe(left, config):
+        print(line, file=sys.stderr)
     return ExitCode.OK
 
 
@@ -310,10 +535,11 @@ def run_gate(
     progress = Progress(show_progress and interactive())
     built = Built(system, inputs.corpus, config, progress)
     report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+    checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
     report.holdout = evaluate_holdout(config, inputs, built, report, progress)
     # may refuse: exit 2, nothing written
     result = compare(report, baseline, config.gate, baseline_path, config.stats)
-    result.notes[:0] = data_notes
+    result.notes[:0] = [*data_notes, *checked]
     report.comparison = result.to_dict()
     view = gate_view(report, result, baseline, config.display.max_listed)
     write_report(config.report, report)

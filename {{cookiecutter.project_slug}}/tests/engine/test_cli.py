@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The command line end to end on a tiny project: exit codes 0 / 2 / 3, what is printed and
 what is (and is not) written."""
 
@@ -241,3 +243,40 @@ def test_eval_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
     assert done.stdout.startswith("Retriever ") and done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
     assert "status=141" in done.stderr
+
+
+def test_eval_prints_the_summary_first_and_only_the_failing_questions(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The aggregates come before any question; by default only the questions that missed or
+    failed a per-question check are listed (q4 misses export-data: recall@5 0.5 < 1), with a
+    count of the others (the unanswerable q5 among them); `--all` lists every question."""
+    assert run(project, "eval") == 0
+    out = capsys.readouterr().out
+    assert out.index("Aggregate over 4 of 5 questions") < out.index("Per question")
+    rows = [line.split()[1] for line in out.splitlines() if line.startswith(("HIT ", "MISS ", "-- "))]
+    assert rows == ["q4"]
+    assert "(4 more question(s), none failing a retrieval check: `eval --all` prints them)" in out
+    assert run(project, "eval", "--all") == 0
+    out = capsys.readouterr().out
+    rows = [line.split()[1] for line in out.splitlines() if line.startswith(("HIT ", "MISS ", "-- "))]
+    assert rows == ["q1", "q2", "q3", "q4", "q5"]
+
+
+def test_baseline_commits_only_what_the_gate_needs(project: Path, tmp_path: Path) -> None:
+    """The baseline keeps the top k of each ranking, the ranks of the relevant documents and
+    the answers' checks, not every retrieved score nor the answers' text; the gate compares a
+    full run with it as before."""
+    config = load_config(project)
+    assert run(project, "baseline") == 0
+    baseline = read_report(config.baseline)
+    k = baseline.k
+    for row in baseline.questions:
+        assert len(row.retrieved) <= k and row.relevant_ranks is not None
+        assert set(row.relevant_ranks) == set(row.relevant)
+        assert row.answer is not None and row.answer.text == ""
+    assert run(project, "eval", "--quiet") == 0
+    full = read_report(config.report, what="report")
+    q4 = next(row for row in full.questions if row.id == "q4")
+    assert q4.answer is not None and q4.answer.text
+    assert run(project, "gate") == 0

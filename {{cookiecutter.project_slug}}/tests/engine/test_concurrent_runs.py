@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Files stay whole: several commands running at once on the same project (two CI jobs, a
 developer's terminal and a pre-push hook) never leave a torn report or baseline behind, and
 never read one either. Reports and baselines are written through files.write_atomic."""

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """run.evaluate(): per-question rows, averages that leave unanswerable questions out, slices,
 and clear errors when the retriever misbehaves."""
 
@@ -29,7 +31,7 @@ def rows_by_id(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_report_header_and_counts(report: dict[str, Any]) -> None:
     """5 questions, 1 unanswerable: 4 evaluated, 1 left out; settings are recorded."""
-    assert report["format"] == "rag-eval-report" and report["version"] == 1
+    assert report["format"] == "rag-eval-report" and report["version"] == 2
     assert report["counts"] == {"questions": 5, "evaluated": 4, "left_out": 1}
     settings = report["settings"]
     assert settings["k"] == 5 and settings["depth"] == 10

@@ -1,22 +1,26 @@
 """Compare a fresh report with the committed baseline and decide whether quality held.
 
 The gate fails (exit 3) when
-  (a) floor:         an aggregate metric is below its absolute floor ([gate.floors]), or a
-                     tag's mean is below its slice floor ([gate.slices]);
-  (b) regression:    a gated mean, overall or for a tag, dropped more than `tolerance` below
-                     the baseline AND the drop is significant: paired sign-flip test on the
-                     per-question deltas, Holm-corrected across metrics and slices, p <= alpha
-                     (see significance.py). A drop that is not significant is a note;
-  (c) must-pass:     a must-pass question retrieves no relevant document in the top k,
-                     whatever the baseline says.
-It lists, without failing on them alone, newly failing questions: a question that fails a
-per-question check ([gate.checks]: passes when its value >= the threshold) it passed in the
-baseline. One flipped question is noise until it is part of a significant drop.
-It refuses to compare (exit 2) when the baseline lacks a metric the gate needs.
-Answer checks (abstention, key_facts, faithfulness) take part by name: floors, and
-regressions tested the same way over the questions each check applies to; newly failing
-answers are listed like newly failing questions (answer_rules.py). It also refuses (exit 2)
-a baseline judged by a different judge, model, revision or threshold.
+  (a) floor:       an aggregate metric is below its absolute floor ([gate.floors]), or a
+                   tag's mean is below its slice floor ([gate.slices]);
+  (b) regression:  a gated metric ([gate] metrics: retrieval metrics and answer checks),
+                   overall, by its rule (significance.py):
+                     deterministic parts (the default): dropped more than `tolerance` below
+                     the baseline, whatever its p-value (a change of the system on the
+                     golden set, not noise);
+                     parts declared stochastic ([gate] stochastic): the one-sided lower
+                     bound of the mean delta over per-question means of `repeats` runs is
+                     not above -tolerance (non-inferiority, fails closed);
+                   or a tag's mean dropped more than `tolerance` and the drop is significant
+                   (one-sided, max-T adjusted over the slice family, <= alpha);
+  (c) newly failing: more questions than [gate.allowed_flips] allows (default 0) fail a
+                   per-question check ([gate.checks]: passes when its value >= threshold)
+                   they passed in the baseline (checks of stochastic parts are listed only);
+  (d) must-pass:   a must-pass question retrieves no relevant document in the top k,
+                   whatever the baseline says and whatever is allowed.
+Newly passing questions are listed too. It refuses to compare (exit 2) when the baseline
+lacks a metric the gate needs, was judged by a different judge, model, revision or
+threshold, or was made with other [gate] stochastic / repeats settings.
 """
 
 from __future__ import annotations
@@ -25,16 +29,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..answers.settings import ANSWER_CHECKS
+from ..answers.stand_in import abstention_hint
 from ..errors import EvalInputError
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import GateSettings, StatsSettings
 from .acceptance import must_pass_missed, not_lower
-from .answer_rules import answer_message, answer_tests, newly_failing_answers, require_same_judge
-from .significance import OVERALL, PairedComparison, PairedTest, compare_paired
+from .answer_rules import answer_details, require_same_judge
+from .flips import CheckFlips, find_flips
+from .significance import (
+    NON_INFERIORITY,
+    OVERALL,
+    SIGNIFICANCE,
+    PairedComparison,
+    PairedTest,
+    compare_paired,
+    stochastic_metrics,
+)
 from .stats import format_p
-
-# Floating-point slack for the tolerance: a drop must exceed it by more than float noise.
-EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,8 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     comparison: PairedComparison | None = None  # delta, CI and p per metric and slice
     answer_tests: list[PairedTest] = field(default_factory=list)  # each gated answer check, overall
+    flips: list[CheckFlips] = field(default_factory=list)  # per check, newly failing and passing
+    stochastic: list[str] = field(default_factory=list)  # metrics judged by non-inferiority
 
     @property
     def passed(self) -> bool:
@@ -81,6 +95,18 @@ class GateResult:
             "answer_tests": [asdict(test) for test in self.answer_tests],
             "failures": [asdict(failure) for failure in self.failures],
             "notes": list(self.notes),
+            "stochastic_metrics": list(self.stochastic),
+            "flips": [
+                {
+                    "check": flips.check,
+                    "applicable": flips.applicable,
+                    "allowed": flips.allowed,
+                    "blocking": flips.blocking,
+                    "newly_failing": [flip.row.id for flip in flips.failing],
+                    "newly_passing": [flip.row.id for flip in flips.passing],
+                }
+                for flips in self.flips
+            ],
         }
 
 
@@ -100,6 +126,41 @@ def _why(row: QuestionResult, before: QuestionResult | None, k: int) -> tuple[st
     return tuple(lines)
 
 
+def regression_message(test: PairedTest, n_questions: int) -> str:
+    """How a gated metric's drop is described, by its rule, with every number behind it."""
+    where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
+    stats = (
+        f"CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]; n={test.n}; one-sided p={format_p(test.p)}, "
+        f"adjusted p={format_p(test.p_adjusted)}"
+    )
+    moved = f"{test.metric}{where} {test.baseline:.3f} -> {test.now:.3f} ({test.delta:+.3f}"
+    if test.rule == NON_INFERIORITY:
+        bound = "none" if test.lower_bound is None else f"{test.lower_bound:+.3f}"
+        need = f"; about {test.needed} questions would show it" if test.needed else ""
+        return (
+            f"{moved}): cannot show it is no worse than the baseline by more than {test.tolerance:g} "
+            f"(lower bound {bound} of the delta <= -{test.tolerance:g}; {stats}{need})"
+        )
+    if test.rule == SIGNIFICANCE:
+        return f"{moved}, beyond the tolerance {test.tolerance:g} and significant; {stats})"
+    worth = -test.delta * max(test.n, n_questions if test.n == 0 else test.n)
+    return f"{moved}, beyond the tolerance {test.tolerance:g}: about {worth:.1f} question(s)' worth; {stats})"
+
+
+def _stochastic_settings(report: Report, baseline: Report, baseline_path: Path) -> None:
+    """Refuse (exit 2) a baseline made with other stochastic parts or repeats."""
+    now = (report.settings.get("stochastic") or {}).copy()
+    before = (baseline.settings.get("stochastic") or {}).copy()
+    now.pop("noise", None), before.pop("noise", None)
+    if now != before:
+        raise EvalInputError(
+            baseline_path,
+            f"the baseline was made with [gate] stochastic/repeats {before or 'not set'}, "
+            f"this run with {now or 'not set'}: per-question means over different repeats do not compare",
+            "remake the baseline with `nox -s baseline` (review its diff) and commit it",
+        )
+
+
 def compare(
     report: Report,
     baseline: Report,
@@ -108,9 +169,11 @@ def compare(
     stats: StatsSettings | None = None,
 ) -> GateResult:
     """Apply the gate's rules to `report` against `baseline` (`stats`: default [stats])."""
+    stats = stats or StatsSettings()
     require_same_judge(report, baseline, baseline_path)
-    needed = [str(m) for m in gate.metrics if not isinstance(m, str)]  # retrieval: paired per question
-    answer_metrics = [m for m in gate.metrics if isinstance(m, str)]  # answer checks: answer_gate.py
+    _stochastic_settings(report, baseline, baseline_path)
+    needed = [str(m) for m in gate.metrics if not isinstance(m, str)]  # retrieval metrics
+    answer_metrics = [m for m in gate.metrics if isinstance(m, str)]  # answer checks
     missing = [name for name in [*needed, *answer_metrics] if name not in baseline.aggregate]
     if missing:
         raise EvalInputError(
@@ -145,71 +208,88 @@ def compare(
                 )
 
     old_rows = {row.id: row for row in baseline.questions}
+    checks = {str(metric): value for metric, value in gate.all_checks.items()}
     for stored in old_rows.values():
-        if stored.metrics is not None and any(name not in stored.metrics for name in needed):
+        wanted = [*needed, *(str(metric) for metric in gate.checks)]  # retrieval, read per question
+        if stored.metrics is not None and any(name not in stored.metrics for name in wanted):
             raise EvalInputError(
                 baseline_path,
                 f"question {stored.id!r} lacks a gated metric in the baseline",
                 "remake it with `nox -s baseline` and commit it",
             )
-    result.comparison = compare_paired(report, baseline, needed, gate.tolerance, stats or StatsSettings())
+    gated = [*needed, *answer_metrics]
+    moving = stochastic_metrics(list(gate.stochastic), list(dict.fromkeys([*gated, *checks])))
+    result.stochastic = [name for name in dict.fromkeys([*gated, *checks]) if name in moving]
+    noise = (baseline.settings.get("stochastic") or {}).get("noise")
+    result.comparison = compare_paired(
+        report,
+        baseline,
+        gated,
+        gate.tolerance,
+        stats,
+        moving,
+        noise if isinstance(noise, dict) else None,
+        gate.power,
+    )
+    n_evaluated = report.counts.evaluated
     for test in result.comparison.tests:
-        where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
-        numbers = (
-            f"{test.metric}{where} dropped {test.baseline:.3f} -> {test.now:.3f} "
-            f"({test.delta:+.3f}, CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]; n={test.n}; "
-            f"p={format_p(test.p)}, Holm p={format_p(test.p_holm)}; "
-            f"tolerance {gate.tolerance:.3f}, alpha {result.comparison.alpha:g})"
-        )
         subject = test.metric if test.scope == OVERALL else f"{test.metric} [{test.scope}]"
         if test.regression:
-            result.failures.append(Failure("regression", subject, numbers))
-        elif test.delta < 0 and -test.delta > gate.tolerance + EPSILON and test.scope == OVERALL:
-            result.notes.append(f"not significant, so not a regression: {numbers}")
+            result.failures.append(Failure("regression", subject, regression_message(test, n_evaluated)))
+        elif (
+            test.rule == SIGNIFICANCE
+            and test.beyond_tolerance
+            and test.delta < 0
+            and test.p_adjusted is not None
+        ):
+            result.notes.append(
+                f"slice drop not significant, so not a regression: {regression_message(test, 0)}"
+            )
+    result.answer_tests = [
+        t for t in result.comparison.tests if t.scope == OVERALL and t.metric in answer_metrics
+    ]
+
+    result.flips = find_flips(
+        report, baseline, checks, {str(k): v for k, v in gate.allowed_flips.items()}, moving
+    )
     k = report.k
     # The same must-pass rule as `compare`: no relevant document in the top k.
     found = {r.id: r.found for r in report.questions}
     missed = set(must_pass_missed([r.id for r in report.questions if r.must_pass], found))
+    per_question: dict[str, dict[str, Any]] = {}
+    for flips in result.flips:
+        for flip in flips.failing:
+            answer = flips.check in ANSWER_CHECKS
+            entry = per_question.setdefault(
+                flip.row.id, {"row": flip.row, "before": flip.before, "kinds": {}}
+            )
+            kind = "newly failing answer" if answer else "newly failing"
+            entry["kinds"].setdefault(kind, []).append((flip.reason, flips.over))
     for row in report.questions:
-        if row.metrics is None:
-            continue
-        old = old_rows.get(row.id)
-        kinds, reasons = [], []
         if row.id in missed and row.metrics is not None:
-            kinds.append("must-pass")
-            reasons.append(f"must-pass question found no relevant document in the top {k}")
-        if old is not None and old.metrics is not None:
-            broken = []
-            for metric, threshold in gate.checks.items():
-                name = str(metric)
-                if name not in old.metrics:
-                    raise EvalInputError(
-                        baseline_path,
-                        f"question {row.id!r} has no {name} in the baseline",
-                        "remake it with `nox -s baseline` and commit it",
-                    )
-                was, value = old.metrics[name], row.metrics[name]
-                if was >= threshold and value < threshold:
-                    broken.append(f"{name} {was:.3f} -> {value:.3f} (passes at >= {threshold:g})")
-            if broken:
-                kinds.append("newly failing")
-                reasons += broken
-        if reasons:
-            blocking = "must-pass" in kinds
-            why = _why(row, old, k)
-            result.failures.append(question_failure(", ".join(kinds), row, reasons, why, blocking))
-
-    stats = stats or StatsSettings()
-    result.answer_tests = answer_tests(report, baseline, answer_metrics, gate.tolerance, stats)
-    for test in result.answer_tests:
-        if test.delta < 0 and test.beyond_tolerance:
-            numbers = answer_message(test, gate.tolerance, (stats or StatsSettings()).alpha)
-            if test.regression:
-                result.failures.append(Failure("regression", test.metric, numbers))
-            else:
-                result.notes.append(f"not significant, so not a regression: {numbers}")
-    for row, broken, details in newly_failing_answers(report, baseline, gate.answer_checks):
-        result.failures.append(question_failure("newly failing answer", row, broken, details, blocking=False))
+            entry = per_question.setdefault(row.id, {"row": row, "before": old_rows.get(row.id), "kinds": {}})
+            reason = f"must-pass question found no relevant document in the top {k}"
+            entry["kinds"] = {"must-pass": [(reason, True)], **entry["kinds"]}
+    hint = abstention_hint(report)  # the setting behind abstentions, if the stand-in made them
+    for row in report.questions:  # in report order
+        if row.id not in per_question:
+            continue
+        before_row: QuestionResult | None = per_question[row.id]["before"]
+        kinds: dict[str, list[tuple[str, bool]]] = per_question[row.id]["kinds"]
+        retrieval = [reason for reason, _ in kinds.get("newly failing", [])]
+        answers = [reason for reason, _ in kinds.get("newly failing answer", [])]
+        if "must-pass" in kinds or retrieval:
+            label = ", ".join(kind for kind in ("must-pass", "newly failing") if kind in kinds)
+            reasons = [reason for reason, _ in kinds.get("must-pass", [])] + retrieval
+            blocking = any(over for kind in ("must-pass", "newly failing") for _, over in kinds.get(kind, []))
+            result.failures.append(question_failure(label, row, reasons, _why(row, before_row, k), blocking))
+        if answers and row.answer is not None:
+            blocking = any(over for _, over in kinds["newly failing answer"])
+            details = answer_details(row.answer, before_row.answer if before_row else None, checks, hint)
+            result.failures.append(question_failure("newly failing answer", row, answers, details, blocking))
+    for flips in result.flips:
+        if flips.failing or flips.passing:
+            result.notes.append(f"flips of {flips.summary()}")
 
     added = [row.id for row in report.questions if row.id not in old_rows]
     removed = sorted(set(old_rows) - {row.id for row in report.questions})

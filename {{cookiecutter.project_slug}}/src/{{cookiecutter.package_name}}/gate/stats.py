@@ -4,9 +4,14 @@ Every function here is pure and deterministic for a given seed. They work on per
 deltas, `now - baseline` for the same question, because each question is its own control:
 pairing removes the (large) differences between easy and hard questions.
 
-  sign_flip_p         paired sign-flip randomisation test of "mean delta = 0" (two-sided)
+  sign_flip_p         paired sign-flip randomisation test of "mean delta = 0" (two-sided, or
+                      one-sided "less": the gate asks about drops)
+  max_t_drop_p        Westfall-Young max-T step-down over several metrics' sign flips, drawn
+                      together so the correction respects their correlation
   bootstrap_ci        paired bootstrap percentile interval of the mean delta
   holm                Holm's step-down correction of a family of p-values
+  lower_bound(s)      one-sided Student-t lower bound of a mean delta (non-inferiority)
+  design_size         questions a non-inferiority test needs (topic-set-size design)
   min_detectable_drop the smallest drop a test of n questions can ever call significant
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import scipy.stats
@@ -28,8 +34,16 @@ def _total(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return total
 
 
-def sign_flip_p(deltas: Sequence[float], *, seed: int, resamples: int, exact_limit: int = 16) -> float:
-    """Two-sided p-value of the paired sign-flip test of "the change does nothing".
+def sign_flip_p(
+    deltas: Sequence[float],
+    *,
+    seed: int,
+    resamples: int,
+    exact_limit: int = 16,
+    alternative: Literal["two-sided", "less"] = "two-sided",
+) -> float:
+    """Two-sided (alternative="less": one-sided, "is it a drop?") p-value of the paired
+    sign-flip test of "the change does nothing".
 
     Under that null hypothesis each question's delta is as likely to be +d as -d, so the
     p-value is the share of the 2**m sign patterns (m = non-zero deltas; zeros are unchanged
@@ -39,12 +53,17 @@ def sign_flip_p(deltas: Sequence[float], *, seed: int, resamples: int, exact_lim
     - m <= exact_limit: every pattern is enumerated; the p-value is exact.
     - m > exact_limit: `resamples` random patterns from numpy's generator seeded with `seed`;
       p = (1 + hits) / (1 + resamples), which is never 0.
-    - Fewer than two non-zero deltas: p = 1 (one change alone is never evidence).
+    - Fewer than two non-zero deltas: p = 1 two-sided (one change alone is never evidence);
+      one-sided, 1/2 for one drop and 1 otherwise.
 
-    Symmetric: p(deltas) == p([-d for d in deltas]). Always in (0, 1].
+    Two-sided is symmetric: p(deltas) == p([-d for d in deltas]). One-sided ("less") is the
+    share of patterns whose sum is at most the observed one: 1 / 2**m when all m changed
+    questions dropped. Always in (0, 1].
     """
     values = np.array([d for d in deltas if abs(d) > ZERO], dtype=float)
     if len(values) < 2:  # +d and -d are equally extreme: p = 1 (and scipy needs two values)
+        if alternative == "less" and len(values) == 1:  # one change: p = 1/2 if a drop, else 1
+            return 0.5 if values[0] < 0 else 1.0
         return 1.0
     exact = len(values) <= exact_limit
     result = scipy.stats.permutation_test(
@@ -53,7 +72,7 @@ def sign_flip_p(deltas: Sequence[float], *, seed: int, resamples: int, exact_lim
         permutation_type="samples",  # one sample: permuting pairs = flipping signs
         vectorized=True,
         n_resamples=2 ** len(values) if exact else resamples,  # every pattern: scipy enumerates them
-        alternative="two-sided",
+        alternative=alternative,
         rng=np.random.default_rng(seed),
     )
     return float(min(1.0, result.pvalue))
@@ -105,19 +124,131 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def min_changed_questions(alpha: float) -> int:
+def min_changed_questions(alpha: float, *, sided: int = 1) -> int:
     """The fewest non-zero deltas with which the sign-flip test can reach p <= alpha.
 
-    With m non-zero deltas the smallest two-sided p is 2 / 2**m (all of them the same sign),
-    so m must be at least log2(2 / alpha): 6 questions at alpha = 0.05, 8 at 0.01.
+    With m non-zero deltas the smallest one-sided p is 1 / 2**m (all of them drops), so m
+    must be at least log2(1 / alpha): 5 questions at alpha = 0.05, 7 at 0.01. Two-sided
+    (sided=2) the smallest p is 2 / 2**m: 6 at 0.05.
     """
-    return max(1, math.ceil(math.log2(2 / alpha) - 1e-12))
+    return max(1, math.ceil(math.log2(sided / alpha) - 1e-12))
+
+
+def _sign_patterns(m: int, *, seed: int, resamples: int, exact_limit: int) -> tuple[np.ndarray, bool]:
+    """Sign patterns (rows of +-1) for m questions: every one of the 2**m when m <= exact_limit
+    (the observed, all +1, among them), else the observed pattern and `resamples` random ones."""
+    if m <= exact_limit:
+        codes = np.arange(2**m, dtype=np.int64)[:, None] >> np.arange(m, dtype=np.int64)[None, :]
+        return 1.0 - 2.0 * (codes & 1), True
+    rng = np.random.default_rng(seed)
+    random = rng.choice(np.array([-1.0, 1.0]), size=(resamples, m))
+    return np.vstack([np.ones((1, m)), random]), False
+
+
+def max_t_drop_p(
+    deltas: np.ndarray, *, seed: int, resamples: int, exact_limit: int = 16
+) -> tuple[list[float], list[float]]:
+    """One-sided p-values of "no drop" for several metrics measured on the same questions:
+    raw, and adjusted by the Westfall-Young max-T step-down (Westfall & Young 1993, alg. 2.8).
+
+    `deltas` is questions x metrics. Each metric's statistic is the studentised drop
+    T = -sum(d) / sqrt(sum(d**2)) (0 when nothing changed), invariant to sign flips in its
+    denominator, so metrics on different scales compete fairly. One sign pattern flips a
+    question in every metric at once, so the null distribution of max T keeps the metrics'
+    correlation (recall@k, hit@k and nDCG@k move together): the correction is far milder than
+    Holm's or Bonferroni's for correlated metrics, and still controls the chance of any false
+    alarm in the family at alpha. Questions unchanged in every metric are left out (a flip
+    changes nothing); with at most `exact_limit` others every pattern is enumerated (exact),
+    else `resamples` random patterns seeded with `seed` plus the observed one, p never 0.
+
+    Step-down: sort the metrics by observed T, largest first; the j-th gets the share of
+    patterns whose max T over the metrics from j on is at least its T, made monotone.
+    """
+    values = np.array(deltas, dtype=float)
+    if values.ndim != 2 or values.shape[1] == 0:
+        return [], []
+    values[np.abs(values) <= ZERO] = 0.0  # rounding noise is no change
+    changed = np.any(np.abs(values) > ZERO, axis=1)
+    values = values[changed]
+    metrics = values.shape[1]
+    if len(values) == 0:
+        return [1.0] * metrics, [1.0] * metrics
+    signs, _ = _sign_patterns(len(values), seed=seed, resamples=resamples, exact_limit=exact_limit)
+    scale = np.sqrt(np.sum(values**2, axis=0))
+    scale[scale <= ZERO] = np.inf  # an unchanged metric: T = 0 in every pattern
+    flipped = -(signs @ values) / scale  # patterns x metrics; row 0 is the observed pattern
+    observed = flipped[0]
+    slack = 1e-9  # equal statistics computed in another order must count as "at least"
+    raw = np.mean(flipped >= observed - slack, axis=0)
+    order = np.argsort(-observed, kind="stable")
+    adjusted = np.zeros(metrics)
+    running = 0.0
+    for position, metric in enumerate(order):
+        rest = order[position:]
+        share = float(np.mean(np.max(flipped[:, rest], axis=1) >= observed[metric] - slack))
+        running = max(running, share)
+        adjusted[metric] = running
+    return [float(p) for p in raw], [float(p) for p in adjusted]
+
+
+def lower_bounds(deltas: np.ndarray, alpha: float) -> np.ndarray:
+    """One-sided (1 - alpha) Student-t lower confidence bound of the mean delta, along the last
+    axis (one bound per row: vectorised, so a simulation of many gate runs is one call).
+
+    mean - t(1 - alpha, n - 1) * sd / sqrt(n). Non-inferiority passes when this bound is above
+    -tolerance: the chance of passing a change that truly costs the tolerance is at most alpha
+    (for means of roughly normal per-question deltas; per-question means over repeats are).
+    -inf with fewer than two questions (nothing can be shown: the gate fails closed).
+    """
+    values = np.asarray(deltas, dtype=float)
+    n = values.shape[-1]
+    if n < 2:
+        return np.full(values.shape[:-1], -math.inf)
+    spread = np.std(values, axis=-1, ddof=1)
+    bound: np.ndarray = np.mean(values, axis=-1) - scipy.stats.t.ppf(1 - alpha, n - 1) * spread / math.sqrt(n)
+    return bound
+
+
+def lower_bound(deltas: Sequence[float] | np.ndarray, alpha: float) -> float:
+    """lower_bounds of one list of per-question deltas."""
+    return float(lower_bounds(np.asarray(deltas, dtype=float), alpha))
+
+
+def design_size(spread: float, tolerance: float, alpha: float, power: float) -> int | None:
+    """Questions a non-inferiority test needs (topic-set-size design, normal approximation):
+    n = ((z(1 - alpha) + z(power)) * spread / tolerance) ** 2, rounded up, at least 2.
+
+    `spread` is the standard deviation of the per-question deltas when nothing changed. With
+    that many questions an unchanged system passes with probability `power`, and a system
+    worse by the tolerance passes with probability at most alpha. None when the tolerance is 0
+    (no number of questions can show "no worse at all").
+    """
+    if tolerance <= 0:
+        return None
+    if spread <= ZERO:
+        return 2
+    z = float(scipy.stats.norm.ppf(1 - alpha) + scipy.stats.norm.ppf(power))
+    return max(2, math.ceil((z * spread / tolerance) ** 2 - 1e-9))
+
+
+def tolerance_in_questions(tolerance: float, n: int) -> str:
+    """The tolerance as whole questions of a 0-1 metric on n questions, in words, e.g.
+    "a drop of 0.02 on 51 questions is 1.0 question: 1 flipped question (0.020) stays
+    within it, 2 (0.039) cross it"."""
+    if n <= 0:
+        return f"tolerance {tolerance:g}: no question to compare"
+    within = math.floor(tolerance * n + 1e-9)
+    return (
+        f"a drop of {tolerance:g} on {n} questions is {tolerance * n:.1f} question(s) of a 0-1 metric: "
+        f"{within} flipped question(s) ({within / n:.3f}) stay within it, "
+        f"{within + 1} ({(within + 1) / n:.3f}) cross it"
+    )
 
 
 def min_detectable_drop(n: int, alpha: float) -> float | None:
-    """Minimum detectable effect: the smallest drop in a mean over `n` questions that the test
-    can ever call significant at `alpha`, for a 0-1 metric such as hit@k (a question moves by
-    a whole point or not at all): min_changed_questions(alpha) / n.
+    """Minimum detectable effect: the smallest drop in a mean over `n` questions that the
+    one-sided test can ever call significant at `alpha`, for a 0-1 metric such as hit@k (a
+    question moves by a whole point or not at all): min_changed_questions(alpha) / n.
 
     A drop smaller than this, for example one or two flipped questions, is never significant,
     whatever the tolerance says. None when n is below the number of questions needed.

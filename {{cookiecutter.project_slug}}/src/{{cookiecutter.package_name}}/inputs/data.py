@@ -3,7 +3,8 @@
 Anything wrong raises EvalInputError naming the file, the line and the fix, so a typo in a
 golden question never turns into a silently wrong number.
 
-corpus.jsonl:  {"id": "sso-saml", "title": "Single sign-on", "text": "..."}   (title optional)
+corpus.jsonl:  {"id": "sso-saml", "title": "Single sign-on", "text": "..."}   (title optional,
+               text may be empty)
 golden.jsonl:  {"id": "q01", "question": "...", "relevant": {"sso-saml": 3},
                 "must_include": ["Business plan"], "answerable": true,
                 "tags": ["security"], "must_pass": false}
@@ -105,8 +106,9 @@ def _check_keys(
 def _text(path: Path, number: int, item: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
     value = item[key]
     if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        kind = "a string" if allow_empty else "a non-empty string"
         raise EvalInputError(
-            path, f"{key!r} must be a non-empty string, got {value!r}", f"write a string for {key!r}", number
+            path, f"{key!r} must be {kind}, got {value!r}", f"write a string for {key!r}", number
         )
     return value
 
@@ -156,7 +158,9 @@ def load_corpus(path: Path) -> dict[str, Document]:
         _check_keys(path, number, item, {"id", "text"}, {"title"})
         doc_id = _unique(path, number, item["id"], seen)
         title = _text(path, number, item, "title", allow_empty=True) if "title" in item else ""
-        documents[doc_id] = Document(doc_id, _text(path, number, item, "text"), title)
+        # An empty text is accepted: classic test collections judge such documents relevant
+        # (only their title can match), and `import` warns about them once.
+        documents[doc_id] = Document(doc_id, _text(path, number, item, "text", allow_empty=True), title)
     if not documents:
         raise EvalInputError(
             path, "the corpus is empty", "add at least one document, one JSON object per line"

@@ -18,6 +18,16 @@ unchanged since format version 1:
   comparison (written by `gate` only) the verdict: passed, paired tests, failures, notes
   holdout    (written by `gate` only, when configured) holdout aggregate and dev - holdout gap
 
+Two forms, one format (version 2; version 1 files are still read):
+  run       what `eval` and `gate` write under build/: every retrieved id and score, every
+            answer's text.
+  baseline  what `baseline` writes to evals/baseline.json and a team commits: only what the
+            gate needs. Per question: the metrics and check results, the top k retrieved
+            (ids and scores), the rank of every relevant document (`relevant_ranks`, so the
+            gate can say where one was before), and the answer's checks and context ids,
+            without its text. At 300 questions and depth 1,000 it is a few hundred KB
+            instead of megabytes, and its diff shows what changed.
+
 It is written with one question per line, so that a changed baseline reads well in a
 pull-request diff, and atomically, so that a crash never leaves half a file behind. Reading
 checks every field's type: a hand-edited or truncated baseline is an error naming the field
@@ -29,7 +39,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,7 +47,8 @@ from ..errors import EvalInputError
 from .files import write_atomic
 
 FORMAT = "rag-eval-report"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # format versions this tool reads (1: before the baseline form existed)
 T = TypeVar("T")
 
 
@@ -79,19 +90,30 @@ class QuestionResult:
     answerable: bool
     must_pass: bool
     relevant: dict[str, int]  # document id -> grade
-    retrieved: list[tuple[str, float]]  # (document id, score), best first
+    retrieved: list[tuple[str, float]]  # (document id, score), best first (baseline: top k)
     found: list[str]  # relevant ids within the top k, in rank order
     missing: list[str]  # relevant ids not within the top k, highest grade first
     metrics: dict[str, float] | None  # None: unanswerable, left out of retrieval metrics
     checks: dict[str, bool] | None  # per-question retrieval checks ([gate.checks])
     answer: AnswerResult | None = None
+    relevant_ranks: dict[str, int | None] | None = None  # baseline form: rank of each relevant id
 
     def rank_of(self, doc_id: str) -> int | None:
         """1-based rank of `doc_id` in what was retrieved, or None."""
+        if self.relevant_ranks is not None and doc_id in self.relevant_ranks:
+            return self.relevant_ranks[doc_id]
         for rank, (retrieved_id, _) in enumerate(self.retrieved, start=1):
             if retrieved_id == doc_id:
                 return rank
         return None
+
+    def for_baseline(self, k: int) -> QuestionResult:
+        """The baseline form of this row (see the module docstring)."""
+        answer = self.answer
+        if answer is not None:
+            answer = replace(answer, text="")
+        ranks = {doc_id: self.rank_of(doc_id) for doc_id in self.relevant}
+        return replace(self, retrieved=self.retrieved[:k], answer=answer, relevant_ranks=ranks)
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,15 @@ class Report:
     questions: list[QuestionResult]
     comparison: dict[str, Any] | None = None  # the gate's verdict, as GateResult.to_dict()
     holdout: HoldoutResult | None = None
+
+    def for_baseline(self) -> Report:
+        """What `baseline` commits: the gate's needs only (see the module docstring)."""
+        return replace(
+            self,
+            questions=[row.for_baseline(self.k) for row in self.questions],
+            comparison=None,
+            holdout=None,
+        )
 
     @property
     def k(self) -> int:
@@ -189,6 +220,8 @@ def _row_dict(row: QuestionResult) -> dict[str, Any]:
         "metrics": row.metrics,
         "checks": row.checks,
     }
+    if row.relevant_ranks is not None:
+        data["relevant_ranks"] = dict(row.relevant_ranks)
     if row.answer is not None:
         answer = row.answer
         data["answer"] = {
@@ -329,7 +362,11 @@ class _Parser:
             metrics=self.optional(at("metrics"), self.numbers, f"{where}.metrics"),
             checks=self.optional(at("checks"), self.flags, f"{where}.checks"),
             answer=self.optional(data.get("answer"), self.answer, f"{where}.answer"),
+            relevant_ranks=self.optional(data.get("relevant_ranks"), self.ranks, f"{where}.relevant_ranks"),
         )
+
+    def ranks(self, value: object, where: str) -> dict[str, int | None]:
+        return self.mapping(value, lambda v, w: self.optional(v, self.integer, w), where)
 
     def holdout(self, value: object, where: str) -> HoldoutResult:
         data = self.as_object(value, where)
@@ -343,10 +380,11 @@ class _Parser:
     def report(self, value: object) -> Report:
         if not isinstance(value, dict) or value.get("format") != FORMAT:
             raise EvalInputError(self.path, f"not a {FORMAT} file", self.fix)
-        if value.get("version") != VERSION:
+        if value.get("version") not in READS:
             raise EvalInputError(
                 self.path,
-                f"made by report format version {value.get('version')!r:.20}, this tool reads {VERSION}",
+                f"made by report format version {value.get('version')!r:.20}, this tool reads "
+                + " and ".join(str(v) for v in READS),
                 self.fix,
             )
         settings = self.as_object(self.get(value, "settings", ""), "settings")

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from ..answers.settings import ANSWER_CHECKS
+from ..answers.stand_in import abstention_hint
 from ..gate.stats import format_p as p_text
-from ..inputs.reports import AnswerResult, Report
+from ..inputs.reports import AnswerResult, QuestionResult, Report
 from .view import GateView, MetricRow, QuestionIssue, cut
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -77,50 +78,64 @@ def _summary(report: Report) -> list[str]:
     return lines
 
 
-def _answer_problems(answer: AnswerResult) -> list[str]:
+def _answer_problems(answer: AnswerResult, why_abstained: str = "") -> list[str]:
     problems = []
-    if answer.abstention < 1:
+    if answer.abstention < 1 and answer.abstained:
         problems.append(
-            "abstained on an answerable question" if answer.abstained else "answered an unanswerable question"
+            "abstained on an answerable question" + (f" ({why_abstained})" if why_abstained else "")
         )
+    elif answer.abstention < 1:
+        problems.append("answered an unanswerable question")
     if answer.key_facts == 0 and not answer.abstained:
         problems.append("missing key facts: " + "; ".join(repr(f) for f in answer.missing_facts))
     problems += [f"unsupported: {_one_line(u.claim)!r} ({u.why})" for u in answer.unsupported]
     return problems
 
 
-def format_table(report: Report, max_listed: int = 10) -> str:
-    """`eval`'s output: the summary first, then every question, then the answers that failed a
-    check. Long id lists are cut to `max_listed` ids and a count."""
+def _failed_retrieval(row: QuestionResult) -> bool:
+    """An answerable question that missed, or failed one of its per-question checks."""
+    return row.metrics is not None and (not row.found or not all((row.checks or {}).values()))
+
+
+def format_table(report: Report, max_listed: int = 10, *, show_all: bool = False) -> str:
+    """`eval`'s output: the summary first, then the questions that failed a retrieval check
+    (every question with `show_all`), then the answers that failed a check. Long id lists
+    are cut to `max_listed` ids and a count, long passages to one line."""
     settings, k, names = report.settings, report.k, report.metric_names
     retriever = settings.get("retriever") or {}
-    width = max([len(row.id) for row in report.questions] + [2])
+    shown = [row for row in report.questions if show_all or _failed_retrieval(row)]
+    width = max([len(row.id) for row in shown] + [2])
     lines = [f"Retriever {retriever.get('name')} {retriever.get('options')}, k={k}", *_summary(report)]
+    which = "every question" if show_all else "questions that missed or failed a per-question check"
     lines += [
         "",
-        f"Per question: top {k} retrieved; *id(g) is a relevant document of grade g.",
+        f"Per question ({which}): top {k} retrieved; *id(g) is a relevant document of grade g.",
         f"{'':5} {'id':{width}}  " + " ".join(f"{n:>{max(6, len(n))}}" for n in names),
     ]
-    for row in report.questions:
+    for row in shown:
         top = [doc_id for doc_id, _ in row.retrieved[:k]]
         if row.metrics is None:
             lines.append(f"{'--':5} {row.id:{width}}  unanswerable: left out of retrieval metrics")
-            lines.append(f"{'':5} {'':{width}}  {row.question}")
+            lines.append(f"{'':5} {'':{width}}  {_one_line(row.question)}")
             lines.append(f"{'':5} {'':{width}}  retrieved: {_ids(top, {}, max_listed)}")
             continue
         status = "HIT" if row.found else "MISS"
         values = " ".join(f"{_number(row.metrics.get(n)):>{max(6, len(n))}}" for n in names)
         lines.append(f"{status:5} {row.id:{width}}  {values}")
-        lines.append(f"{'':5} {'':{width}}  {row.question}")
+        lines.append(f"{'':5} {'':{width}}  {_one_line(row.question)}")
         lines.append(f"{'':5} {'':{width}}  retrieved: {_ids(top, row.relevant, max_listed)}")
         if row.missing:
             lines.append(f"{'':5} {'':{width}}  missing:   {_ids(row.missing, row.relevant, max_listed)}")
+    if not show_all:
+        hidden = len(report.questions) - len(shown)
+        lines.append(f"({hidden} more question(s), none failing a retrieval check: `eval --all` prints them)")
+    hint = abstention_hint(report)  # the setting behind abstentions, if the stand-in made them
     troubled = [
         (row.id, problems)
         for row in report.questions
-        if row.answer is not None and (problems := _answer_problems(row.answer))
+        if row.answer is not None and (problems := _answer_problems(row.answer, hint))
     ]
-    lines += ["", f"Answers that failed a check (abstention, key facts, faithfulness): {len(troubled)}"]
+    lines += ["", f"Answers that did not pass a check (abstention, key facts, faithfulness): {len(troubled)}"]
     for qid, problems in troubled:
         lines.append(f"  {qid}: " + f"\n  {'':{len(qid)}}  ".join(cut(problems, max_listed)))
     return inert("\n".join(lines))
@@ -151,15 +166,14 @@ def console_verdict(view: GateView) -> str:
     lines = ["  " + _columns(MetricRow.HEADER)]
     for row in view.metrics:
         lines.append("  " + _columns(row.cells) + f"  {'FAIL' if row.failed else 'ok'}")
-    lines.append(
-        f"  (regression = a drop of more than {view.tolerance:.3f} that is significant: paired sign-flip "
-        f"test, Holm p <= {view.alpha:g} across {view.tested} tests of metrics and slices; "
-        "each answer check is tested on its own)"
-    )
+    lines.append(f"  ({view.rule})")
+    lines.append(f"  (tolerance: {view.in_questions})")
+    lines.append(f"  ({view.correction})")
+    lines.append(f"  ({view.mde_text})")
     if view.slices:
         width = max(len(row.tag) for row in [*view.slices]) if view.slices else 3
         width = max(width, 3)
-        lines.append("  Slices: delta (Holm p; * significant, - too small to test)")
+        lines.append("  Slices: delta (adjusted p; * significant, - too small to test)")
         lines.append(f"  {'tag':{width}} {'n':>4}  " + " ".join(f"{m:>18}" for m in view.slice_metrics))
         for srow in view.slices:
             cells = []
@@ -168,7 +182,7 @@ def console_verdict(view: GateView) -> str:
                     cells.append("-".rjust(18))
                     continue
                 star = "*" if cell.significant_drop else " "
-                cells.append(f"{cell.delta:+.3f} ({p_text(cell.p_holm)}){star}".rjust(18))
+                cells.append(f"{cell.delta:+.3f} ({p_text(cell.p_adjusted)}){star}".rjust(18))
             lines.append(f"  {srow.tag:{width}} {srow.n:>4}  " + " ".join(cells))
     if view.holdout:
         lines.append(
@@ -179,13 +193,16 @@ def console_verdict(view: GateView) -> str:
         lines += [f"  {name:<12} {dev:7.3f} {held:8.3f} {gap:+7.3f}" for name, dev, held, gap in view.holdout]
     lines += [f"warning: {warning}" for warning in view.warnings]
     lines += [f"note: {note}" for note in view.notes]
+    if view.newly_passing:
+        lines.append(f"{len(view.newly_passing)} newly passing check(s):")
+        lines += [f"  {item}" for item in cut(view.newly_passing, view.max_listed)]
     listed = view.listed_questions
     if listed:
-        lines.append(f"{len(listed)} newly failing question(s), not a failure on their own:")
-        shown, more = view.shown(listed)
-        for issue in shown:
+        lines.append(
+            f"{len(listed)} newly failing question(s) within [gate.allowed_flips] or of stochastic checks:"
+        )
+        for issue in listed:  # every one: the CI log is where a failure is read
             lines += _issue_lines(issue, view.max_listed)
-        lines += [f"  {more}"] if more else []
     if view.passed:
         lines.append("GATE PASSED")
         return inert("\n".join(lines))
@@ -193,8 +210,6 @@ def console_verdict(view: GateView) -> str:
     for failure in view.problems:
         lines.append(f"  [{failure.kind}] {failure.message}")
         lines += [f"      {detail}" for detail in cut(list(failure.details), view.max_listed)]
-    shown, more = view.shown(view.blocking_questions)
-    for issue in shown:
+    for issue in view.blocking_questions:
         lines += _issue_lines(issue, view.max_listed)
-    lines += [f"  {more}"] if more else []
     return inert("\n".join(lines))

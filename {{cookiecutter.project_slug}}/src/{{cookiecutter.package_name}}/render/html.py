@@ -132,9 +132,10 @@ def html_report(view: GateView) -> str:
     counts = view.counts
     body = [
         f"<h1>{verdict}</h1>",
-        f"<p>{counts.evaluated} of {counts.questions} questions evaluated. A regression is a drop "
-        f"of more than {view.tolerance:g} with Holm p ≤ {view.alpha:g} (paired sign-flip test; each "
-        "answer check tested on its own); floors and must-pass questions fail the gate on their own.</p>",
+        f"<p>{counts.evaluated} of {counts.questions} questions evaluated. "
+        f"{escape(view.rule[0].upper() + view.rule[1:])}.</p>",
+        f"<p>Tolerance: {escape(view.in_questions)}. {escape(view.correction)}. "
+        f"{escape(view.mde_text[0].upper() + view.mde_text[1:])}.</p>",
         _metric_table(view),
     ]
     body += [f'<div class="warn">{escape(w)}</div>' for w in view.warnings]
@@ -165,11 +166,16 @@ def html_report(view: GateView) -> str:
         body += [f"<li>{escape(more)}</li>"] if more else []
         body.append("</ul>")
     if view.listed_questions:
-        body.append("<h2>Newly failing questions (not a failure on their own)</h2><ul>")
+        body.append(
+            "<h2>Newly failing questions within [gate.allowed_flips] or of stochastic checks</h2><ul>"
+        )
         shown, more = view.shown(view.listed_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]
         body += [f"<li>{escape(more)}</li>"] if more else []
         body.append("</ul>")
+    if view.newly_passing:
+        items = "".join(f"<li>{escape(item)}</li>" for item in cut(view.newly_passing, view.max_listed))
+        body.append(f"<h2>Newly passing</h2><ul>{items}</ul>")
     if view.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in view.notes) + "</ul>")
     if view.slices:
@@ -180,7 +186,7 @@ def html_report(view: GateView) -> str:
                 mark = ' <b class="fail">↓</b>' if cell.significant_drop else ""
                 cells.append("&ndash;" if cell.text is None else escape(cell.text) + mark)
             rows.append(cells)
-        body.append("<h2>Slices: now (delta, Holm p; &ndash; too few to test)</h2>")
+        body.append("<h2>Slices: now (delta, adjusted p; &ndash; too few to test)</h2>")
         body.append(_table(["tag", "n", *(escape(m) for m in view.slice_metrics)], rows))
     if view.holdout:
         body.append(f"<h2>Holdout: {view.holdout_evaluated} questions; gap = dev &minus; holdout</h2>")

@@ -37,9 +37,9 @@ def markdown_summary(view: GateView) -> str:
         f"## {'✅ GATE PASSED' if view.passed else '❌ GATE FAILED'}",
         "",
         f"{counts.evaluated} of {counts.questions} questions evaluated "
-        f"({counts.left_out} unanswerable left out). A regression is a drop of more than "
-        f"{view.tolerance:g} that is significant (paired sign-flip test, Holm p ≤ {view.alpha:g}; "
-        "each answer check tested on its own); floors and must-pass questions fail the gate on their own.",
+        f"({counts.left_out} unanswerable left out). {text(view.rule[0].upper() + view.rule[1:])}.",
+        "",
+        f"Tolerance: {text(view.in_questions)}. {text(view.correction)}.",
         "",
         "| " + " | ".join([*MetricRow.HEADER, "verdict"]) + " |",
         "|---|---:|---:|---:|---|---:|---:|---:|---|",
@@ -47,12 +47,12 @@ def markdown_summary(view: GateView) -> str:
     for row in view.metrics:
         verdict = f"**FAIL** ({row.failed})" if row.failed else "ok"
         lines.append("| " + " | ".join([*(text(cell) for cell in row.cells), verdict]) + " |")
-    mde = view.min_detectable_drop
     lines += [
         "",
-        f"Minimum detectable drop: {'none possible' if mde is None else f'{mde:.3f}'} (at least "
-        f"{view.min_changed} questions must change the same way to reach significance).",
+        f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.",
     ]
+    if view.flips:
+        lines += ["", "Flips per check: " + "; ".join(text(item) for item in view.flips) + "."]
     for warning in view.warnings:
         lines += [f"> ⚠️ {text(warning)}", ">"]
     if not view.passed:
@@ -63,11 +63,14 @@ def markdown_summary(view: GateView) -> str:
             lines += _issue(issue, view.max_listed)
         lines += [f"- {more}"] if more else []
     if view.listed_questions:
-        lines += ["", "### Newly failing questions (not a failure on their own)", ""]
+        lines += ["", "### Newly failing questions within [gate.allowed_flips] or of stochastic checks", ""]
         shown, more = view.shown(view.listed_questions)
         for issue in shown:
             lines += _issue(issue, view.max_listed)
         lines += [f"- {more}"] if more else []
+    if view.newly_passing:
+        lines += ["", "### Newly passing", ""]
+        lines += [f"- {text(item)}" for item in cut(view.newly_passing, view.max_listed)]
     if view.notes:
         lines += ["", "### Notes", ""] + [f"- {text(note)}" for note in view.notes]
     if view.slices:
@@ -75,7 +78,7 @@ def markdown_summary(view: GateView) -> str:
             "",
             "### Slices (per tag)",
             "",
-            "Each cell: value now (delta, Holm p). - = too few questions to test.",
+            "Each cell: value now (delta, adjusted p). - = too few questions to test.",
             "",
             "| tag | n | " + " | ".join(text(m) for m in view.slice_metrics) + " |",
             "|---|---:|" + "---:|" * len(view.slice_metrics),

@@ -36,11 +36,11 @@ class MetricRow:
     delta: float | None
     ci: tuple[float, float] | None
     p: float | None
-    p_holm: float | None  # None for answer checks: each is tested alone, not in the family
+    p_adjusted: float | None  # max-T step-down over the gated metrics (one family)
     floor: float | None
     failed: str | None  # "floor", "regression" or "floor, regression"; None when it holds
 
-    HEADER = ("metric", "baseline", "now", "delta", "CI of delta", "p", "Holm p", "floor")
+    HEADER = ("metric", "baseline", "now", "delta", "CI of delta", "p", "adj. p", "floor")
 
     @property
     def cells(self) -> tuple[str, ...]:
@@ -52,7 +52,7 @@ class MetricRow:
             "" if self.delta is None else f"{self.delta:+.3f}",
             f"[{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else "",
             p_text(self.p),
-            p_text(self.p_holm) if self.kind == "retrieval" else "own",  # answer checks: their own p
+            p_text(self.p_adjusted),
             "-" if self.floor is None else f"{self.floor:.3f}",
         )
 
@@ -77,15 +77,15 @@ class QuestionIssue:
 class SliceCell:
     value: float | None
     delta: float | None
-    p_holm: float | None
+    p_adjusted: float | None  # max-T step-down over the slice family; None: not tested
     significant_drop: bool
 
     @property
     def text(self) -> str | None:
-        """'value now (delta, Holm p)', as every table shows it; None when not compared."""
+        """'value now (delta, adjusted p)', as every table shows it; None when not compared."""
         if self.delta is None or self.value is None:
             return None
-        return f"{self.value:.3f} ({self.delta:+.3f}, {p_text(self.p_holm)})"
+        return f"{self.value:.3f} ({self.delta:+.3f}, {p_text(self.p_adjusted)})"
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,12 @@ class GateView:
     counts: Counts
     tolerance: float
     alpha: float
-    tested: int  # tests in the Holm family (metrics x slices)
+    tested: int  # tests with an adjusted p (gated metrics, and slices big enough to test)
+    rule: str  # when the gate fails, in one paragraph
+    correction: str  # what is corrected over what
+    in_questions: str  # the tolerance in whole questions
+    flips: list[str]  # per check: newly failing and newly passing, and the allowance
+    newly_passing: list[str]  # "id: check was -> now", each question once per check
     metrics: list[MetricRow]  # retrieval metrics and answer checks, one table
     min_detectable_drop: float | None
     min_changed: int | None
@@ -132,6 +137,16 @@ class GateView:
     max_listed: int
 
     @property
+    def mde_text(self) -> str:
+        """The minimum detectable drop in words: below it no drop can be significant."""
+        mde = self.min_detectable_drop
+        at = "none possible" if mde is None else f"{mde:.3f}"
+        return (
+            f"minimum detectable drop: {at} (at least {self.min_changed} questions must drop to reach a "
+            f"one-sided p <= {self.alpha:g}; a smaller drop can still be a real change of this golden set)"
+        )
+
+    @property
     def blocking_questions(self) -> list[QuestionIssue]:
         return [issue for issue in self.questions if issue.blocking]
 
@@ -140,7 +155,8 @@ class GateView:
         return [issue for issue in self.questions if not issue.blocking]
 
     def shown(self, issues: list[QuestionIssue]) -> tuple[list[QuestionIssue], str | None]:
-        """The first `max_listed` of `issues`, and a line saying how many more the report holds."""
+        """The first `max_listed` of `issues`, and a line saying how many more the report holds
+        (the markdown summary and the page are cut; the console lists every question)."""
         if len(issues) <= self.max_listed:
             return issues, None
         more = len(issues) - self.max_listed
@@ -153,7 +169,6 @@ class GateView:
 
 def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[MetricRow]:
     tests = {t.metric: t for t in result.comparison.tests if t.scope == OVERALL} if result.comparison else {}
-    answer_tests = _answer_tests(result)
     failing: dict[str, list[str]] = {}
     for failure in result.problems:
         if failure.kind in ("floor", "regression"):
@@ -162,7 +177,7 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
     for name, was, now, floor in result.summary:
         test: PairedTest | None = tests.get(name)
         kind = "answer" if name in ANSWER_CHECKS else "retrieval"
-        p, ci = (test.p, (test.ci_low, test.ci_high)) if test else answer_tests.get(name, (None, None))
+        p, ci = (test.p, (test.ci_low, test.ci_high)) if test else (None, None)
         rows.append(
             MetricRow(
                 name=name,
@@ -172,17 +187,12 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
                 delta=None if was is None else now - was,
                 ci=ci,
                 p=p,
-                p_holm=test.p_holm if test else None,
+                p_adjusted=test.p_adjusted if test else None,
                 floor=floor,
                 failed=", ".join(dict.fromkeys(failing.get(name, []))) or None,
             )
         )
     return rows
-
-
-def _answer_tests(result: GateResult) -> dict[str, tuple[float | None, tuple[float, float] | None]]:
-    """p and CI of each gated answer check's own paired test."""
-    return {test.metric: (test.p, (test.ci_low, test.ci_high)) for test in result.answer_tests}
 
 
 def _question_issues(result: GateResult) -> list[QuestionIssue]:
@@ -219,7 +229,7 @@ def _slices(report: Report, baseline: Report, result: GateResult, metrics: list[
                 SliceCell(
                     value=value,
                     delta=test.delta if test else None,
-                    p_holm=test.p_holm if test else None,
+                    p_adjusted=test.p_adjusted if test else None,
                     significant_drop=bool(test and test.significant and test.delta < 0),
                 )
             )
@@ -250,17 +260,49 @@ def _receipt(receipt: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _rule(result: GateResult) -> str:
+    """When this gate fails, in words, from the rules the verdict applied."""
+    comparison = result.comparison
+    tolerance = comparison.tolerance if comparison else 0.0
+    alpha = comparison.alpha if comparison else 0.0
+    stochastic = set(result.stochastic)
+    deterministic = [row[0] for row in result.summary if row[0] not in stochastic]
+    parts = []
+    if deterministic:
+        parts.append(
+            f"a deterministic gated metric dropping more than {tolerance:g} below the baseline fails "
+            "whatever its p (a real change on this golden set; no claim beyond it)"
+        )
+    if stochastic:
+        parts.append(
+            f"a stochastic one ({', '.join(sorted(stochastic))}) fails unless the one-sided "
+            f"{1 - alpha:.0%} lower bound of its delta is above -{tolerance:g} (non-inferiority)"
+        )
+    parts.append(
+        f"a slice fails when it drops more than {tolerance:g} with adjusted p <= {alpha:g}; "
+        "a question newly failing a check fails beyond [gate.allowed_flips] (default 0); floors and "
+        "must-pass questions always"
+    )
+    return "regression rules: " + "; ".join(parts)
+
+
 def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: int = 10) -> GateView:
     """The view of one gate run that every rendering lays out."""
     comparison = result.comparison
-    slice_metrics = list(dict.fromkeys(t.metric for t in comparison.tests)) if comparison else []
+    sliced = [t for t in comparison.tests if t.scope != OVERALL] if comparison else []
+    slice_metrics = list(dict.fromkeys(t.metric for t in sliced))
     holdout = report.holdout
     return GateView(
         passed=result.passed,
         counts=report.counts,
         tolerance=comparison.tolerance if comparison else 0.0,
         alpha=comparison.alpha if comparison else 0.0,
-        tested=sum(1 for t in comparison.tests if t.p_holm is not None) if comparison else 0,
+        tested=sum(1 for t in comparison.tests if t.p_adjusted is not None) if comparison else 0,
+        rule=_rule(result),
+        correction=comparison.correction if comparison else "",
+        in_questions=comparison.in_questions if comparison else "",
+        flips=[flips.summary() for flips in result.flips if flips.failing or flips.passing],
+        newly_passing=[f"{flip.row.id}: {flip.reason}" for flips in result.flips for flip in flips.passing],
         metrics=_metric_rows(report, baseline, result),
         min_detectable_drop=comparison.mde if comparison else None,
         min_changed=comparison.min_changed if comparison else None,

@@ -1,2 +1,2 @@
 """Retrieval: metric definitions (metrics.py) and names, the batch scorer, tokenizing, checking
-and running the retriever (search.py), and the retrievers this template ships (retrievers/)."""
+and running the retriever (search.py), and the retrievers this project ships with (retrievers/)."""

@@ -14,7 +14,7 @@ import math
 import re
 import types
 from pathlib import Path
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
@@ -141,6 +141,10 @@ def describe(slot: _Slot) -> str:
         return "a metric name"
     if Metric in args:
         return "a metric or answer-check name"
+    if origin is Literal:
+        return "one of " + ", ".join(json.dumps(choice) for choice in args)
+    if origin in (Union, types.UnionType):
+        return " or ".join(describe(_Slot(choice, [])) for choice in args)
     if origin is list:
         empty = any(getattr(m, "min_length", 0) for m in metadata)
         return f"a {'non-empty ' if empty else ''}list, each {describe(_Slot(args[0], []))}"

@@ -20,7 +20,7 @@ Each table is a pydantic dataclass, so the engine's settings stay frozen datacla
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -69,6 +69,7 @@ def _unique(names: list[Any]) -> list[Any]:
 
 
 MetricName = Annotated[Metric, PlainValidator(_metric)]
+Component = Literal["retriever", "generator", "judge"]  # parts of the system that may be stochastic
 GateMetric = Annotated[Metric | str, PlainValidator(_gate_metric)]  # str: an answer check
 Share = Annotated[StrictFloat, Field(ge=0, le=1)]  # metrics, floors and thresholds are in [0, 1]
 
@@ -149,6 +150,51 @@ class GateSettings:
         alias="slices",
         description="[gate.slices.TAG]: floors of the mean over the questions tagged TAG",
     )
+    allowed_flips: dict[GateMetric, StrictInt | Share] = Field(
+        default_factory=dict,
+        examples=[{"hit@5": 1, "faithfulness": 0.05}],
+        description="[gate.allowed_flips]: newly failing questions tolerated per check: a count "
+        "(integer) or a share of the questions the check applies to (0.05); unlisted checks: 0",
+    )
+    stochastic: Annotated[list[Component], AfterValidator(_unique)] = Field(
+        default_factory=list,
+        examples=[["generator"]],
+        description='parts that vary from run to run ("retriever", "generator", "judge"): their '
+        "metrics are averaged over `repeats` runs per question and gated by non-inferiority",
+    )
+    repeats: StrictInt = Field(
+        default=5, ge=2, le=1000, description="runs per question of the parts declared stochastic"
+    )
+    power: StrictFloat = Field(
+        default=0.95,
+        gt=0,
+        lt=1,
+        description="stochastic parts: chance an unchanged system passes at the golden-set size "
+        "`baseline` recommends (0.95 = 1 - alpha: false alarms as rare as misses)",
+    )
+    determinism_check: StrictInt = Field(
+        default=10,
+        ge=0,
+        le=1_000_000,
+        description="questions the gate runs twice to check that the parts not declared stochastic "
+        "are deterministic (0: off)",
+    )
+
+    @field_validator("allowed_flips")
+    @classmethod
+    def _counts_of_known_checks(
+        cls, allowed: dict[Any, int | float], info: ValidationInfo
+    ) -> dict[Any, int | float]:
+        checks = [str(name) for name in info.data.get("all_checks") or {}]
+        for name, value in allowed.items():
+            if str(name) not in checks:
+                raise SettingError(
+                    f"{name} is not a per-question check ([gate.checks])",
+                    f"use one of: {', '.join(checks) or '(no checks)'}",
+                )
+            if isinstance(value, int) and value < 0:
+                raise SettingError(f"{name}: a count of flips must be 0 or more, got {value}", "use 0")
+        return allowed
 
     @property
     def checks(self) -> dict[Metric, float]:
@@ -166,7 +212,10 @@ class StatsSettings:
     """[stats]: how the gate tells a real change from noise (docs/statistics.md)."""
 
     alpha: StrictFloat = Field(
-        default=0.05, gt=0, lt=1, description="a drop is significant when its Holm-adjusted p <= alpha"
+        default=0.05,
+        gt=0,
+        lt=1,
+        description="significance level of the one-sided tests and non-inferiority bounds",
     )
     confidence: StrictFloat = Field(
         default=0.95, gt=0, lt=1, description="of the bootstrap interval of each mean delta"

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Known hallucinations and faithful paraphrases, shared by the tests of every judge.
 
 Contexts are short help-centre passages written for these tests (not the demo corpus), so

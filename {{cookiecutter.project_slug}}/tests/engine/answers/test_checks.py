@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Answers and their checks end to end on the tiny project: the stand-in generator,
 abstention, key facts, faithfulness, the gate's answer rules, the verdict cache and the
 refusal to compare verdicts of different judges."""

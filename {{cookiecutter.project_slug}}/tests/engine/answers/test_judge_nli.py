@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The NLI judge's plumbing, with a tiny model built and saved here (no weights can be
 downloaded): label order read from id2label, one- and two-sentence windows, one batched
 call, the threshold, the guard, the verdict cache, and a clear error when the model is
@@ -30,7 +32,7 @@ REAL_MODEL = os.environ.get("RAG_EVAL_NLI_MODEL", "")
 SKIP_SEMANTIC = pytest.mark.skipif(
     not REAL_MODEL,
     reason="needs a real NLI model: set RAG_EVAL_NLI_MODEL to a local copy of "
-    "cross-encoder/nli-deberta-v3-small (none can be downloaded here)",
+    "cross-encoder/nli-deberta-v3-small (the tests never download one)",
 )
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "annual", "plans", "refund", "days", "30", "60"]
 

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The lexical judge and the guard both judges share: known hallucinations are caught,
 faithful paraphrases pass, and each verdict says why."""
 
@@ -25,7 +27,7 @@ def faithfulness(claims: list[str], context: str) -> float:
 
 
 def test_refund_window_30_to_60_days_scores_0_and_the_faithful_sentence_1() -> None:
-    """Seed 002's known hallucination, as a one-sentence answer."""
+    """A known hallucination, as a one-sentence answer."""
     assert faithfulness([REFUND_60_DAYS[0]], REFUNDS) == 0.0
     assert faithfulness([REFUND_FAITHFUL[0]], REFUNDS) == 1.0
     (verdict,) = JUDGE.verdicts([(REFUND_60_DAYS[0], (REFUNDS,))])

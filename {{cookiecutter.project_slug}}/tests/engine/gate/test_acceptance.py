@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The acceptance rules `compare` applies (and the gate shares): not lower, must-pass hit."""
 
 from __future__ import annotations

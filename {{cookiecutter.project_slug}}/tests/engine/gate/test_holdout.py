@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The hidden holdout: `eval` never looks at it, `gate` reports the dev - holdout gap, and a
 question in both splits is refused (exit 2, naming the holdout file and line)."""
 

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Noise or regression? The gate's statistics on the shipped demo (eval.toml and evals/).
 
 Each test copies the demo into tmp_path, makes a baseline with the real retriever, then
@@ -74,29 +76,36 @@ def overall(comparison: dict[str, Any], metric: str) -> dict[str, Any]:
     return test
 
 
-def test_one_flipped_question_is_not_significant_and_passes(
+def test_one_flipped_question_fails_by_default_and_passes_when_one_flip_is_allowed(
     demo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """One question (not must-pass) loses all its results. With the tolerance lowered to 0.01
-    its hit@k drop of 1/n is beyond the tolerance, yet p = 1: one question is noise. It is
-    listed as newly failing; the gate passes because floors and must-pass still hold."""
+    """One question (not must-pass) loses all its results. Its p is 0.5 (one question is no
+    evidence of anything beyond the golden set), but the system is deterministic: the question
+    really broke, so by default the flip fails the gate, named. Allowing one flip per check
+    ([gate.allowed_flips]) lets it through, listed: a drop of one question in ~50 stays within
+    the tolerance of 0.02."""
     config = load_config(demo)
     k = config.k
     victim = next(
         row for row in rows_of(config.baseline) if row["metrics"] and not row["must_pass"] and row["found"]
     )
-    text = demo.read_text(encoding="utf-8")
-    assert text.count("tolerance = 0.02") == 1
-    demo.write_text(text.replace("tolerance = 0.02", "tolerance = 0.01"), encoding="utf-8")
     system = change_output(lambda query, hits: [] if query == victim["question"] else hits)
 
     code, comparison, out = gate(demo, capsys, system)
 
     hit = overall(comparison, f"hit@{k}")
-    assert hit["delta"] < -0.01, "the drop is beyond the tolerance..."
-    assert hit["p"] == 1.0 and not hit["significant"], "...but not significant"
+    assert hit["p"] == 0.5 and not hit["significant"]
+    assert code == 3, out
+    assert "GATE FAILED" in out and re.search(rf"\[newly failing[^\]]*\] {victim['id']} ", out)
+    assert victim["id"] in {f["subject"] for f in comparison["failures"] if f["blocking"]}
+
+    text = demo.read_text(encoding="utf-8")
+    checks = [str(name) for name in config.gate.all_checks]
+    allowed = "\n[gate.allowed_flips]\n" + "".join(f'"{name}" = 1\n' for name in checks)
+    demo.write_text(text + allowed, encoding="utf-8")
+    code, comparison, out = gate(demo, capsys, system)
     assert code == 0, out
-    assert "GATE PASSED" in out and re.search(rf"\[newly failing[^\]]*\] {victim['id']} ", out)
+    assert "GATE PASSED" in out and "within [gate.allowed_flips]" in out
     assert all(not failure["blocking"] for failure in comparison["failures"])
 
 
@@ -104,14 +113,13 @@ def test_a_consistent_group_of_broken_questions_fails_with_a_small_p(
     demo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A change that keeps only the first result: every question that found two or more
-    relevant documents in the top k loses recall. That consistent group makes the recall
-    drop significant after Holm's correction over all metrics and slices: exit 3."""
+    relevant documents in the top k loses recall. A regression on the golden set whatever its
+    p; this consistent group also makes it significant after the max-T correction over the
+    gated metrics, so it would generalise beyond these questions: exit 3."""
     config = load_config(demo)
     k, alpha = config.k, config.stats.alpha
     group = [row for row in rows_of(config.baseline) if row["metrics"] and len(row["found"]) >= 2]
-    tags = {tag for row in rows_of(config.baseline) if row["metrics"] for tag in row["tags"]}
-    family = len(config.gate.metrics) * (1 + len(tags))
-    needed = min_changed_questions(alpha / family)  # Holm's first step compares with alpha / family
+    needed = min_changed_questions(alpha / len(config.gate.metrics))  # at worst, Bonferroni's
     if len(group) < needed:
         pytest.skip(
             f"only {len(group)} questions find 2+ relevant documents; the demonstration needs {needed}"
@@ -122,8 +130,9 @@ def test_a_consistent_group_of_broken_questions_fails_with_a_small_p(
 
     recall = overall(comparison, f"recall@{k}")
     assert recall["delta"] < -config.gate.tolerance and recall["ci_high"] < 0
-    assert recall["p_holm"] <= alpha, recall
+    assert recall["p_adjusted"] <= alpha and recall["rule"] == "change", recall
     assert code == 3, out
     regressions = [f for f in comparison["failures"] if f["kind"] == "regression" and f["blocking"]]
     assert f"recall@{k}" in {f["subject"] for f in regressions}
-    assert f"[regression] recall@{k} dropped" in out and "GATE FAILED" in out
+    assert f"[regression] recall@{k} " in out and "GATE FAILED" in out
+    assert "Westfall-Young max-T" in comparison["correction"]

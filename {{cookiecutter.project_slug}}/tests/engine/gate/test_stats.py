@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Properties of the gate's paired statistics (stats.py), checked with Hypothesis and against
 independent brute-force computations written out here."""
 
@@ -7,16 +9,22 @@ import math
 import sys
 from itertools import product
 
+import numpy as np
 import pytest
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }}.gate.stats import (
     bootstrap_ci,
+    design_size,
     holm,
+    lower_bound,
+    max_t_drop_p,
     min_changed_questions,
     min_detectable_drop,
     sign_flip_p,
+    tolerance_in_questions,
 )
 
 # Per-question deltas of metrics in [0, 1] lie in [-1, 1]; many are exactly zero or +-1.
@@ -90,15 +98,89 @@ def test_m_drops_in_the_same_direction_give_p_two_over_two_to_the_m(m: int) -> N
 
 @pytest.mark.parametrize("alpha", [0.2, 0.1, 0.05, 0.01, 0.001])
 def test_min_changed_questions_is_the_fewest_that_can_reach_alpha(alpha: float) -> None:
+    """One-sided (the gate asks about drops): the smallest p with m drops is 1 / 2**m."""
     m = min_changed_questions(alpha)
-    assert 2 / 2**m <= alpha < 2 / 2 ** (m - 1)
-    assert sign_flip_p([-1.0] * m, seed=0, resamples=100) <= alpha
+    assert 1 / 2**m <= alpha < 1 / 2 ** (m - 1)
+    assert sign_flip_p([-1.0] * m, seed=0, resamples=100, alternative="less") <= alpha
+    two = min_changed_questions(alpha, sided=2)
+    assert 2 / 2**two <= alpha < 2 / 2 ** (two - 1)
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 6])
+def test_one_sided_p_of_m_drops_is_one_over_two_to_the_m_and_of_gains_is_one(m: int) -> None:
+    drops = [-1.0] * m + [0.0] * 3
+    assert sign_flip_p(drops, seed=0, resamples=100, alternative="less") == pytest.approx(1 / 2**m)
+    assert sign_flip_p([-d for d in drops], seed=0, resamples=100, alternative="less") == 1.0
 
 
 def test_minimum_detectable_drop_for_the_golden_set_size() -> None:
-    """alpha 0.05 needs 6 questions: 6/51 = 0.118 for 51 questions; none with 5 questions."""
-    assert min_detectable_drop(51, 0.05) == pytest.approx(6 / 51)
-    assert min_detectable_drop(5, 0.05) is None
+    """One-sided alpha 0.05 needs 5 questions: 5/51 = 0.098 for 51 questions; none with 4."""
+    assert min_detectable_drop(51, 0.05) == pytest.approx(5 / 51)
+    assert min_detectable_drop(4, 0.05) is None
+
+
+def brute_force_max_t(deltas: list[list[float]]) -> tuple[list[float], list[float]]:
+    """Westfall-Young max-T step-down written out over every sign pattern (questions x metrics)."""
+    cleaned = [[x if abs(x) > 1e-12 else 0.0 for x in r] for r in deltas]
+    rows = [r for r in cleaned if any(x != 0.0 for x in r)]
+    metrics = len(deltas[0])
+    scale = [math.sqrt(sum(r[j] ** 2 for r in rows)) or math.inf for j in range(metrics)]
+    if not rows:
+        return [1.0] * metrics, [1.0] * metrics
+    patterns = [
+        [-sum(s * r[j] for s, r in zip(signs, rows, strict=True)) / scale[j] for j in range(metrics)]
+        for signs in product((1, -1), repeat=len(rows))
+    ]
+    observed = [-sum(r[j] for r in rows) / scale[j] for j in range(metrics)]
+    raw = [sum(1 for t in patterns if t[j] >= observed[j] - 1e-9) / len(patterns) for j in range(metrics)]
+    order = sorted(range(metrics), key=lambda j: -observed[j])
+    adjusted, running = [0.0] * metrics, 0.0
+    for position, j in enumerate(order):
+        rest = order[position:]
+        share = sum(1 for t in patterns if max(t[k] for k in rest) >= observed[j] - 1e-9) / len(patterns)
+        running = max(running, share)
+        adjusted[j] = running
+    return raw, adjusted
+
+
+@settings(max_examples=30)
+@given(st.lists(st.lists(delta, min_size=3, max_size=3), min_size=1, max_size=8))
+def test_max_t_matches_brute_force_and_is_never_below_the_raw_p(deltas: list[list[float]]) -> None:
+    raw, adjusted = max_t_drop_p(np.array(deltas), seed=1, resamples=100)
+    want_raw, want_adjusted = brute_force_max_t(deltas)
+    assert raw == pytest.approx(want_raw, abs=1e-9) and adjusted == pytest.approx(want_adjusted, abs=1e-9)
+    assert all(r <= a + 1e-12 for r, a in zip(raw, adjusted, strict=True))
+
+
+def test_max_t_of_perfectly_correlated_metrics_costs_nothing_while_holm_pays() -> None:
+    """Three metrics that move together on the same 6 questions: max-T leaves p = 1/64;
+    Holm multiplies it by 3."""
+    deltas = np.array([[-1.0, -0.5, -0.25]] * 6 + [[0.0, 0.0, 0.0]] * 20)
+    raw, adjusted = max_t_drop_p(deltas, seed=1, resamples=100)
+    assert raw == pytest.approx([1 / 64] * 3) and adjusted == pytest.approx([1 / 64] * 3)
+    assert holm(raw) == pytest.approx([3 / 64] * 3)
+
+
+def test_lower_bound_is_the_one_sided_student_t_bound() -> None:
+    values = [0.1, -0.2, 0.0, 0.05, -0.1]
+    mean, sd = float(np.mean(values)), float(np.std(values, ddof=1))
+    want = mean - scipy.stats.t.ppf(0.95, 4) * sd / math.sqrt(5)
+    assert lower_bound(values, 0.05) == pytest.approx(want)
+    assert lower_bound([0.3], 0.05) == -math.inf  # one question shows nothing: fail closed
+
+
+def test_design_size_is_the_normal_approximation_rounded_up() -> None:
+    """((1.645 + 1.645) * 0.1 / 0.02) ** 2 = 270.6 -> 271 questions at alpha 0.05, power 0.95."""
+    assert design_size(0.1, 0.02, 0.05, 0.95) == 271
+    assert design_size(0.1, 0.04, 0.05, 0.95) == 68  # twice the tolerance: a quarter of the questions
+    assert design_size(0.0, 0.02, 0.05, 0.95) == 2
+    assert design_size(0.1, 0.0, 0.05, 0.95) is None
+
+
+def test_tolerance_in_questions_says_when_one_flip_crosses_it() -> None:
+    text = tolerance_in_questions(0.02, 51)
+    assert text.startswith("a drop of 0.02 on 51 questions is 1.0 question(s)")
+    assert "1 flipped question(s) (0.020) stay within it, 2 (0.039) cross it" in text
 
 
 @settings(max_examples=40)

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Loading corpus.jsonl and golden.jsonl: every mistake names the file, the line and a fix."""
 
 from __future__ import annotations
@@ -57,6 +59,17 @@ def test_corpus_loads_in_file_order_with_optional_title(tmp_path: Path) -> None:
     assert list(corpus) == ["doc-1", "doc-0"]
     assert corpus["doc-1"] == Document("doc-1", "Some text.", "Title")
     assert corpus["doc-0"].title == ""
+
+
+def test_document_with_empty_text_is_accepted(tmp_path: Path) -> None:
+    """Classic test collections judge documents with empty text relevant (only their title
+    can match), so an empty text loads; a text that is not a string is still refused."""
+    empty = {"id": "doc-2", "title": "Only a title", "text": ""}
+    corpus = load_corpus(write_jsonl(tmp_path / "corpus.jsonl", [GOOD_DOC, empty]))
+    assert corpus["doc-2"] == Document("doc-2", "", "Only a title")
+    error = corpus_error(tmp_path, [GOOD_DOC, {**empty, "text": None}])
+    assert_names_file_line_and_fix(error, tmp_path / "corpus.jsonl", 2)
+    assert "'text' must be a string" in str(error)
 
 
 def test_golden_loads_every_field_and_the_line_number(tmp_path: Path) -> None:

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """write_atomic: the whole new file or the old one, with the permissions a plain write gives."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Loaders that cannot be broken: Hypothesis feeds load_corpus, load_golden and load_config
 arbitrary bytes, arbitrary JSON values and shapes, and TOML of random structure.
 

@@ -1,6 +1,8 @@
-"""`compare` end to end: seed 004's release check for runs from any system.
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
+"""`compare` end to end: the release check for runs from any system.
 
-The fixture is the tutorial's lab: five queries (two with two relevant documents, one
+The fixture is a small lab: five queries (two with two relevant documents, one
 must-pass), a baseline run, a candidate that raises MRR but loses the must-pass query, and a
 corrected candidate. The expected numbers are worked out by hand in the comments.
 """
@@ -59,7 +61,7 @@ def write_json(path: Path, value: object) -> Path:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> tuple[Path, Path]:
-    """qrels.json and runs.json laid out exactly as the tutorial writes them."""
+    """qrels.json and runs.json in the JSON layouts `compare` reads."""
     return write_json(tmp_path / "qrels.json", QRELS), write_json(tmp_path / "runs.json", RUNS)
 
 
@@ -292,7 +294,7 @@ def test_invalid_input_is_refused_before_scoring(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Each of seed 004's validation rules: exit 2, the file, the problem and a fix; no verdict."""
+    """Each of compare's validation rules: exit 2, the file, the problem and a fix; no verdict."""
     code, captured = _error_of(qrels, runs, tmp_path, capsys, *args)
     assert code == 2
     assert message in captured.err

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """TREC / JSON qrels and runs: every accepted layout, trec_eval's tie order, the exports, and
 the round trip golden set -> files -> import that must give the report's numbers exactly."""
 
@@ -36,7 +38,7 @@ def test_graded_qrels_in_either_format(tmp_path: Path, name: str, text: str) -> 
 
 
 def test_list_qrels_mean_grade_one(tmp_path: Path) -> None:
-    """Seed 004's `{qid: [relevant ids]}`: each listed id is relevant with grade 1."""
+    """The list form `{qid: [relevant ids]}`: each listed id is relevant with grade 1."""
     assert load_qrels(write(tmp_path / "q.json", '{"q1": ["a", "b"]}')) == {"q1": {"a": 1, "b": 1}}
 
 

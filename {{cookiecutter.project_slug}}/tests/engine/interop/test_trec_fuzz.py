@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Fuzzing the qrels and run readers: whatever the bytes, they load or raise EvalInputError.
 
 Never a KeyError, TypeError, UnicodeDecodeError or JSONDecodeError traceback; and `compare`

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Our hand-written metrics equal the reference implementations, to 1e-9, query by query.
 
 - trec_eval (through pytrec-eval-terrier) for every metric it has: P_k, recall_k,

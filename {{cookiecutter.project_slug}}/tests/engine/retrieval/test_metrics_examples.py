@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Hand-computed values for every metric in metrics.py (trec_eval's definitions).
 
 Each expected number is worked out in the comment next to it; none is copied from a run.
@@ -28,7 +30,7 @@ LOG2_3 = math.log2(3)  # discount at rank 2 is log2(2 + 1) = 1.58496...
 
 
 def test_precision_divides_by_k_even_when_fewer_documents_come_back() -> None:
-    """Seed 000's pitfall: 1 relevant of 2 returned at k=5 is 1/5 = 0.2, not 1/2 = 0.5."""
+    """The classic pitfall: 1 relevant of 2 returned at k=5 is 1/5 = 0.2, not 1/2 = 0.5."""
     assert precision_at_k(["a", "x"], {"a": 1}, 5) == pytest.approx(0.2)
 
 

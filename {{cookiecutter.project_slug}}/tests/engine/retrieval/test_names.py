@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """Metric names: one canonical spelling everywhere, common aliases accepted on input; each
 name leads to its metric's one record (definition, functions, trec_eval and ranx names)."""
 

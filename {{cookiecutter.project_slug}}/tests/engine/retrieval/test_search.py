@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """A team's own retriever that misbehaves, through the command line: a clear error naming the
 question (and its golden-set line), exit 2 and nothing written. An empty answer is valid."""
 
@@ -115,15 +117,15 @@ def test_gate_fails_when_an_empty_answer_loses_a_question(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An empty answer is valid input, so it is judged, not refused: q2 passed its checks in
-    the baseline and now finds nothing, so the gate names it as newly failing. One lost
-    question (not must-pass, floors held) is not significant, so the gate still passes;
-    the same empty answer for must-pass q1 fails it (exit 3)."""
+    the baseline and now finds nothing, so the gate names it as newly failing, which fails
+    it (exit 3: no flip is allowed by default); the same empty answer for must-pass q1 fails
+    it as must-pass too."""
     assert run_cli(["--config", str(project), "baseline"]) == 0
     system = use(lambda depth: [])
     capsys.readouterr()
-    assert run_cli(["--config", str(project), "gate"], system) == 0
+    assert run_cli(["--config", str(project), "gate"], system) == 3
     out = capsys.readouterr().out
-    assert re.search(r"\[newly failing[^\]]*\] q2 ", out) and "GATE PASSED" in out
+    assert re.search(r"\[newly failing[^\]]*\] q2 ", out) and "GATE FAILED" in out
     monkeypatch.setitem(globals(), "TARGET", "SSO")  # q1, must-pass
     assert run_cli(["--config", str(project), "gate"], system) == 3
     out = capsys.readouterr().out

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The tokenizer decides which words a keyword retriever can match on."""
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def test_default_tokenizer_keeps_short_acronyms() -> None:
 
 
 def test_min_length_four_drops_the_acronyms() -> None:
-    """Seed 000's regression: min_length = 4 silently removes sso, 2fa and api."""
+    """The classic regression: min_length = 4 silently removes sso, 2fa and api."""
     tokens = make_tokenizer(TokenizerSettings(min_length=4))(TEXT)
     assert tokens == ["minutes"]
 

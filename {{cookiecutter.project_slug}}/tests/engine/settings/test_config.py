@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """eval.toml: the shipped file loads; every mistake names the file, the line and a fix."""
 
 from __future__ import annotations

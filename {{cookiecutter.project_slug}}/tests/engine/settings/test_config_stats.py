@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """eval.toml settings of the statistics ([stats]), slice floors ([gate.slices]) and the
 report paths ([data] holdout, summary, html): defaults, values, and errors with lines."""
 
@@ -48,9 +50,10 @@ def test_values_come_through_and_are_recorded_in_the_settings(tmp_path: Path) ->
     assert config.settings()["stats"]["alpha"] == 0.01
 
 
-def test_shipped_config_gates_a_slice_the_demo_has() -> None:
+def test_shipped_stats_settings_are_usable() -> None:
+    """Whatever tags, floors and must-pass questions your data has (`baseline --fit-floors`
+    may remove the demo's slice floors): the statistics settings stay usable."""
     config = load_config(PROJECT_ROOT / "eval.toml")
-    assert config.gate.slice_floors, "the demo shows a per-tag floor"
     assert 0 < config.stats.alpha < 1 and config.stats.resamples >= 1000
 
 

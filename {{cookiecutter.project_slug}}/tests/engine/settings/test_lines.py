@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """settings/lines.py: the one map from a key path of eval.toml to its line, read the way TOML
 reads keys (quoted keys may hold dots; strings and arrays may span lines)."""
 

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """eval.toml's one schema (settings/schema.py): tags and keys holding dots, ranges that refuse
 NaN and infinities, the [display] table, the settings recorded in reports, and the reference
 table of docs/settings.md, which must match the schema."""
@@ -45,6 +47,7 @@ def test_a_bad_floor_under_a_dotted_tag_names_its_key_and_line(tmp_path: Path) -
     assert ': gate.slices."v1.2".hit@5: must be a number between 0 and 1, got 1.5' in str(error)
 
 
+@pytest.mark.keyword  # the drop comes from min_length = 4
 def test_the_gate_enforces_the_floor_of_a_dotted_tag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The text primitives the retriever's tokenizer and the judges share: what counts as a word,
 a number, a stop word, and which word forms meet under each stemmer."""
 

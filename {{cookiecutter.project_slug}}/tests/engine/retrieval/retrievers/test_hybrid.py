@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The hybrid retriever: BM25 and dense rankings fused by reciprocal rank fusion (k = 60)."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
+# and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
 """The retriever this project shipped with (built directly, never through retriever.py) and
 the output rules the evaluator enforces on any retriever (ranking.check_hits)."""
 
@@ -57,7 +59,7 @@ def test_acronym_query_finds_its_document_with_the_default_tokenizer() -> None:
 
 @pytest.mark.keyword
 def test_acronym_query_finds_nothing_with_min_length_four() -> None:
-    """Seed 000's regression: with min_length = 4, 'SSO' is no longer a token at all."""
+    """The classic regression: with min_length = 4, 'SSO' is no longer a token at all."""
     assert build(min_length=4).search("SSO", 10) == []
     assert build(min_length=4).search("2FA", 10) == []
 

@@ -1,0 +1,58 @@
+"""Teams that run tox get the nox sessions as tox environments: the generated tox.ini installs
+the same dependency groups and calls the same command, so neither runner holds logic of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import sys
+from pathlib import Path
+
+from conftest import bake, package_of, run
+
+# The sessions that run the project's command with its subcommand of the same name.
+COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate"]
+
+
+def nox_sessions(noxfile: Path) -> set[str]:
+    """The names of the sessions a noxfile defines (`@nox.session` or `@nox.session(name=...)`)."""
+    names = set()
+    for node in ast.walk(ast.parse(noxfile.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = call.func if call else decorator
+            if ast.unparse(target) != "nox.session":
+                continue
+            named = [k.value for k in (call.keywords if call else []) if k.arg == "name"]
+            names.add(ast.literal_eval(named[0]) if named else node.name)
+    return names
+
+
+def tox_config(project: Path) -> configparser.ConfigParser:
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(project / "tox.ini", encoding="utf-8")
+    return config
+
+
+def test_every_nox_session_is_a_tox_environment_running_the_same_command(default_project: Path) -> None:
+    config = tox_config(default_project)
+    environments = {section.removeprefix("testenv:") for section in config.sections() if ":" in section}
+    assert nox_sessions(default_project / "noxfile.py") == environments
+    package = package_of(default_project)
+    for name in COMMAND_SESSIONS:
+        assert config[f"testenv:{name}"]["commands"].strip() == f"{package} {name} {{posargs}}"
+    # The same dependency groups as the noxfile's `install(session, "test")` and typecheck session.
+    assert config["testenv:tests"]["dependency_groups"].strip() == "test"
+    assert config["testenv:typecheck"]["dependency_groups"].strip() == "typecheck"
+    assert config["tox"]["env_list"].replace(" ", "") == "tests,gate", "plain `tox` runs what CI runs"
+
+
+def test_tox_gate_passes_on_a_fresh_project(tmp_path: Path) -> None:
+    """`tox -e gate` in a default bake: real virtualenv, real install, the shipped baseline holds."""
+    project = bake(tmp_path)
+    result = run(project, sys.executable, "-m", "tox", "-e", "gate")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert "GATE PASSED" in result.stdout, result.stdout[-4000:]
