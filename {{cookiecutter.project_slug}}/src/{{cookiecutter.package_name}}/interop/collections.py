@@ -36,7 +36,7 @@ from typing import Any
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
 from ..inputs.files import write_atomic
-from .trec import GRADE_FIX, GRADES
+from .trec import GRADE_FIX, GRADES, read_text
 
 CORPUS_FIX = 'write {"id", "title", "text"} per line (JSON Lines), or id<TAB>text or id<TAB>title<TAB>text'
 QUERIES_FIX = 'write {"_id": "...", "text": "..."} per line'
@@ -80,24 +80,8 @@ class Imported:
 
 
 def _read(path: Path, what: str) -> str:
-    """The file as text: UTF-8, an optional byte-order mark, \\r\\n or \\n line ends."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise EvalInputError(path, f"the {what} file does not exist", "check the path") from None
-    except OSError as error:
-        raise EvalInputError(
-            path, f"cannot read the {what} file: {error.strerror}", "check the path"
-        ) from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        raise EvalInputError(
-            path, f"not valid UTF-8 (byte {error.start + 1})", "save the file as UTF-8", line
-        ) from None
+    """The file as text (see trec.read_text), \r\n or \n line ends; an empty file is refused."""
+    text = read_text(path, what)
     if not text.strip():
         raise EvalInputError(path, f"the {what} file is empty", "check the path")
     return text.replace("\r\n", "\n")

@@ -40,7 +40,8 @@ RUN_FIX = 'write a TREC run (`qid Q0 docid rank score tag` per line) or JSON {"q
 # --- reading -----------------------------------------------------------------------------
 
 
-def _read_text(path: Path, what: str) -> str:
+def read_text(path: Path, what: str) -> str:
+    """A file as UTF-8 text (a byte-order mark tolerated); EvalInputError naming file and line."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -176,7 +177,7 @@ def load_qrels(path: Path) -> AllQrels:
     and zero or negative grades mean judged not relevant. A document judged twice for the
     same query is an error, as is a query with nothing judged.
     """
-    text = _read_text(path, "qrels")
+    text = read_text(path, "qrels")
     qrels: AllQrels = {}
     if not _is_json(text):
         seen: dict[tuple[str, str], int] = {}
@@ -291,7 +292,7 @@ def load_runs(path: Path) -> dict[str, Run]:
     A document ranked twice for one query is an error. A query may rank no document (an
     empty list): that scores zero.
     """
-    text = _read_text(path, "run")
+    text = read_text(path, "run")
     if not _is_json(text):
         scored: dict[str, dict[str, dict[str, float]]] = {}
         seen: dict[tuple[str, str, str], int] = {}
