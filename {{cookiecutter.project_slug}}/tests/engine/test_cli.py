@@ -228,11 +228,11 @@ def test_eval_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
     """`eval | head -n 1`: the table is far longer than a pipe holds, `head` stops reading,
     and the command ends without a BrokenPipeError traceback; `head` got the first line.
     The exit code is 141 (as if killed by SIGPIPE), never 0: a cut-off gate never passes."""
-    golden = [{**TINY_GOLDEN[3], "id": f"q{i}"} for i in range(3000)]  # a table of ~12,000 lines
+    golden = [{**TINY_GOLDEN[3], "id": f"q{i}"} for i in range(3000)]  # --all: ~10,000 lines
     config = write_project(tmp_path, golden=golden)
     program = "import sys; from conftest import run_cli; sys.exit(run_cli(sys.argv[1:]))"
     tests_dir = Path(__file__).resolve().parents[1]
-    python = f"{sys.executable} -c {shlex.quote(program)} --config {shlex.quote(str(config))} eval"
+    python = f"{sys.executable} -c {shlex.quote(program)} --config {shlex.quote(str(config))} eval --all"
     done = subprocess.run(
         ["bash", "-c", f"set -o pipefail; {python} | head -n 1; echo status=$? >&2"],  # head exits 0
         capture_output=True,
