@@ -51,7 +51,7 @@ from .render.markdown import markdown_summary, write_summary
 from .render.progress import QUIET, Progress, interactive
 from .render.view import gate_view
 from .retrieval.batch import compute, judge_rankings
-from .retrieval.ranking import Remembered
+from .retrieval.ranking import Remembered, found_and_missing
 from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
@@ -59,7 +59,7 @@ from .settings.config import Config
 
 
 def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, float]) -> QuestionResult:
-    top = [hit.doc_id for hit in hits][: config.k]
+    found, missing = found_and_missing([hit.doc_id for hit in hits], question.relevant, config.k)
     answerable = question.answerable
     return QuestionResult(
         id=question.id,
@@ -69,11 +69,8 @@ def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, 
         must_pass=question.must_pass,
         relevant=question.relevant,
         retrieved=[(hit.doc_id, round(hit.score, 6)) for hit in hits],
-        found=[doc_id for doc_id in top if doc_id in question.relevant],
-        missing=sorted(
-            (doc_id for doc_id in question.relevant if doc_id not in top),
-            key=lambda doc_id: (-question.relevant[doc_id], doc_id),
-        ),
+        found=found,
+        missing=missing,
         metrics=values if answerable else None,
         checks={str(m): values[str(m)] >= t for m, t in config.gate.checks.items()} if answerable else None,
     )
