@@ -24,6 +24,9 @@ from .judges import Verdict, build_judge
 from .settings import JudgeSettings
 
 
+SPLITS = ("tune", "holdout")
+
+
 @dataclass(frozen=True)
 class Label:
     id: str
@@ -31,6 +34,7 @@ class Label:
     context: str
     supported: bool
     kind: str
+    split: str  # "tune" (the judge may be tuned on it) or "holdout" (never tuned on)
     line: int
 
 
@@ -39,7 +43,10 @@ def load_labels(path: Path) -> list[Label]:
     labels: list[Label] = []
     seen: dict[str, int] = {}
     for number, item in _json_lines(path, "judge labels"):
-        _check_keys(path, number, item, {"id", "claim", "context", "supported"}, {"kind"})
+        _check_keys(path, number, item, {"id", "claim", "context", "supported"}, {"kind", "split"})
+        split = _text(path, number, item, "split") if "split" in item else "tune"
+        if split not in SPLITS:
+            raise EvalInputError(path, f"'split' is {split!r}", 'write "tune" or "holdout"', number)
         if not isinstance(item["supported"], bool):
             raise EvalInputError(path, "'supported' must be true or false", "write true or false", number)
         labels.append(
@@ -49,6 +56,7 @@ def load_labels(path: Path) -> list[Label]:
                 context=_text(path, number, item, "context"),
                 supported=_flag(path, number, item, "supported", default=True),
                 kind=_text(path, number, item, "kind") if "kind" in item else "",
+                split=split,
                 line=number,
             )
         )
