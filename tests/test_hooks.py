@@ -70,7 +70,7 @@ def test_post_gen_hook_keeps_only_the_chosen_judge(tmp_path: Path, judge: str) -
     assert result.returncode == 0, result.stderr
     (project,) = tmp_path.iterdir()
     modules = sorted(p.name for p in project.glob("src/*/answers/judges/*.py"))
-    expected = ["__init__.py", "claims.py", "guard.py", "lexical.py", "words.py"]
+    expected = ["__init__.py", "claims.py", "guard.py", "lexical.py", "lexicon.py", "words.py"]
     expected += ["nli.py"] if judge == "nli" else []
     assert modules == sorted(expected)
     assert (project / "tests" / "engine" / "answers" / "test_judge_nli.py").exists() == (judge == "nli")

@@ -14,6 +14,7 @@ over answered ones (0 when nothing was answered: always abstaining cannot pass a
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from ..api import Answer, Document, Generator
 from ..errors import EvalInputError
 from ..inputs.data import Question
 from ..inputs.reports import AnswerResult, Unsupported
+from ..retrieval.calls import call, failure
 from .cache import VerdictCache
 from .contract import AnswerOutputError, check_answer
 from .judges import Item, Verdict, build_judge
@@ -52,15 +54,15 @@ class AnswerResults:
 
 
 def _answer(generator: Generator, question: Question, corpus: dict[str, Document], golden: Path) -> Answer:
-    try:
-        return check_answer(generator.answer(question.question), corpus)
+    try:  # through calls.py: an exit or a hang of the team's generator is an error too
+        return check_answer(call(generator.answer, question.question), corpus)
     except AnswerOutputError as error:
         problem = f"question {question.id!r}: bad generator output: {error}"
         raise EvalInputError(golden, problem, "fix answer() in generator.py", question.line) from None
     except Exception as error:  # a crash in the team's own generator: name the question
         raise EvalInputError(
             golden,
-            f"question {question.id!r}: the generator raised {type(error).__name__}: {error}",
+            f"question {question.id!r}: the generator {failure(error)}",
             "fix answer() in generator.py; this question reproduces it",
             question.line,
         ) from error
@@ -72,6 +74,8 @@ def judge_all(
     """Verdicts for every item: from the cache when possible, else from one batched judge
     call. The judge (and its model) is loaded only when something is not cached."""
     cache = VerdictCache(settings.cache, settings.identity())
+    if cache.note:
+        print(f"warning: {cache.note}", file=sys.stderr)
     found = [cache.get(item) for item in items]
     todo = [item for item, verdict in zip(items, found, strict=True) if verdict is None]
     calls = 0
@@ -83,7 +87,7 @@ def judge_all(
     for item, verdict in zip(items, verdicts, strict=True):
         cache.put(item, verdict)
     cache.save()
-    stats = {"hits": cache.hits, "misses": cache.misses, "judge_calls": calls}
+    stats = {"hits": cache.hits, "misses": cache.misses, "judge_calls": calls, "rejected": cache.rejected}
     return verdicts, stats
 
 

@@ -28,7 +28,7 @@ ANSWER_CHECKS = {
     "faithfulness": "share of answer sentences the contexts support (answered questions)",
 }
 BACKENDS = ("lexical", "nli")  # the judges of answers/judges/, by [judge] backend
-DEFAULT_THRESHOLDS = {"lexical": 0.55, "nli": 0.5}
+DEFAULT_THRESHOLDS = {"lexical": 0.5, "nli": 0.5}  # lexical: max kappa on the tuning labels
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
 
 # A table of eval.toml: an unknown key is refused (a typo would otherwise be ignored), and
@@ -42,7 +42,12 @@ def _settings_path(value: object, info: ValidationInfo) -> Path:
     if not isinstance(value, str | Path) or not str(value).strip() or "\x00" in str(value):
         raise ValueError(f"must be a file path, got {value!r}")
     folder = info.context.get("folder") if isinstance(info.context, dict) else None
-    return (folder / value).resolve() if isinstance(folder, Path) else Path(value)
+    if not isinstance(folder, Path):
+        return Path(value)
+    try:
+        return (folder / value).resolve()
+    except (RuntimeError, OSError) as error:  # a symlink loop (3.11: RuntimeError): name the key
+        raise ValueError(f"the path cannot be followed (a symlink loop?): {error}") from None
 
 
 SettingsPath = Annotated[Path, BeforeValidator(_settings_path)]
@@ -63,7 +68,7 @@ class JudgeTable:
         ge=0,
         le=1,
         description="a sentence is supported when its best window scores at least this "
-        "(default 0.55 lexical, 0.5 nli; `nox -s calibrate` measures it)",
+        "(default 0.5; `nox -s calibrate` measures it)",
     )
     model: StrictStr = Field(
         default=DEFAULT_MODEL, description="nli: a Hugging Face model id or a local folder"

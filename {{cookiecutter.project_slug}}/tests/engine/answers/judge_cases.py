@@ -72,3 +72,97 @@ FAITHFUL = [
     ),
     ("two sentences", "SSO via SAML 2.0 works with Okta, and owners keep a password fallback.", SSO),
 ]
+
+ROLES = (
+    "Owners invite admins from Settings > Members, and admins approve the timesheets that "
+    "members submit. Admins see more reports than members."
+)
+PLANS = (
+    "Business costs $20 per seat per month and Team costs $12 per seat per month. Exports "
+    "hold up to 100,000 rows, and files larger than 500 MB are rejected. Reports can be "
+    "scheduled daily or weekly, and every report must have an owner."
+)
+SYNC = (
+    "The desktop app syncs with the web app every 90 minutes. You can enable offline mode "
+    "under Preferences, which keeps your entries on the device."
+)
+
+# (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
+# must call the first unsupported and the second supported, and so must the guard under any
+# judge, however sure that judge is (test_judges.py checks both).
+KINDS = [
+    (
+        "numbers",
+        PASSWORDS,
+        "New passwords must be at least 10 characters long.",
+        "A new password needs twelve characters or more.",
+    ),
+    (
+        "units",
+        SYNC,
+        "The desktop app syncs with the web app every 90 hours.",
+        "Every hour and a half, the desktop app syncs with the web app.",
+    ),
+    ("data units", PLANS, "Files larger than 500 GB are rejected.", "Files bigger than 500MB are rejected."),
+    (
+        "dates",
+        REFUNDS,
+        "Approved refunds reach your original payment method every Friday.",
+        "Approved refunds are paid back to the original payment method within 5 to 10 business days.",
+    ),
+    (
+        "negation",
+        REFUNDS,
+        "Monthly subscriptions are refunded for partial months.",
+        "No refund is given for partial months of a monthly subscription.",
+    ),
+    (
+        "antonym",
+        SYNC,
+        "You can disable offline mode under Preferences.",
+        "Offline mode can be turned on under Preferences.",
+    ),
+    (
+        "antonym negated",
+        SEATS,
+        "Guests who can only view reports use a seat.",
+        "Guests who can only view reports do not take up a seat.",
+    ),
+    ("quantifier", PLANS, "Only some reports must have an owner.", "Each report must have an owner."),
+    ("modality", PLANS, "Every report can have an owner.", "Every report needs to have an owner."),
+    ("comparative", ROLES, "Members see more reports than admins.", "Members see fewer reports than admins."),
+    (
+        "swapped roles",
+        ROLES,
+        "Admins invite owners from Settings > Members.",
+        "Admins are invited by owners from Settings > Members.",
+    ),
+    (
+        "entity",
+        SSO,
+        "Tidemark supports SSO through SAML 2.0 with tested setups for OneLogin.",
+        "SSO through SAML 2.0 is supported, with tested setups for Okta.",
+    ),
+    (
+        "binding",
+        PLANS,
+        "Team costs $20 per seat per month.",
+        "Business is priced at $20 per seat each month.",
+    ),
+    (
+        "added clause",
+        TRIAL,
+        "Every new workspace starts with a 14-day free trial of the Business plan, "
+        "which includes unlimited storage.",
+        "Every new workspace starts with a 14-day free trial of the Business plan, "
+        "and no credit card is needed.",
+    ),
+    (
+        "word order",
+        REFUNDS,
+        "Annual plans are refunded for partial months, "
+        "and monthly subscriptions can be refunded in full within 30 days.",
+        "Monthly subscriptions are not refunded for partial months, "
+        "and annual plans can be refunded in full within 30 days.",
+    ),
+]

@@ -25,11 +25,11 @@ def test_perfect_and_constant_judges() -> None:
     assert agreement([True, False], [True, False])["kappa"] == 1.0
     flag_nothing = agreement([True, False, True], [True, True, True])
     assert flag_nothing == pytest.approx({"accuracy": 2 / 3, "precision": 0.0, "recall": 0.0, "kappa": 0.0})
-    assert agreement([True, True], [True, True]) == {
+    assert agreement([True, True], [True, True]) == {  # one class: kappa is not defined
         "accuracy": 1.0,
         "precision": 0.0,
         "recall": 1.0,
-        "kappa": 1.0,
+        "kappa": None,
     }
 
 
@@ -58,19 +58,71 @@ def test_bad_labels_name_file_and_line(tmp_path: Path, line: dict, problem: str)
     assert caught.value.line == 2 and problem in str(caught.value)
 
 
-def test_shipped_labels_are_enough_and_cover_the_hard_kinds() -> None:
+def test_shipped_labels_hold_a_held_out_part_of_every_kind_both_ways() -> None:
     labels = load_labels(PROJECT_ROOT / "evals" / "judge_labels.jsonl")
-    kinds = {label.kind for label in labels}
-    assert len(labels) >= 40
-    assert {
-        "number change",
-        "unit change",
-        "entity swap",
-        "negation flip",
-        "invented feature",
-        "wrong plan",
-    } <= kinds
-    assert any(label.supported for label in labels) and any(not label.supported for label in labels)
+    assert len(labels) >= 150
+    held_out = [label for label in labels if label.split == "holdout"]
+    kinds = {label.kind for label in held_out}
+    assert len(kinds) >= 10
+    for kind in kinds:  # each kind: hallucinations and their faithful paraphrases
+        assert {label.supported for label in held_out if label.kind == kind} == {True, False}, kind
+    faithful = sum(label.supported for label in labels) / len(labels)
+    assert 0.4 <= faithful <= 0.6
+
+
+def test_calibrate_reports_each_split_per_kind_and_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {
+            "id": "a",
+            "claim": "Refunds take 10 days.",
+            "context": "Refunds take 10 days.",
+            "supported": True,
+            "kind": "numbers",
+        },
+        {
+            "id": "b",
+            "claim": "Refunds take 20 days.",
+            "context": "Refunds take 10 days.",
+            "supported": False,
+            "kind": "numbers",
+        },
+        {
+            "id": "c",
+            "claim": "Exports are disabled.",
+            "context": "Exports are enabled.",
+            "supported": False,
+            "kind": "antonym",
+            "split": "holdout",
+        },
+        {
+            "id": "d",
+            "claim": "Exports are not disabled.",
+            "context": "Exports are enabled.",
+            "supported": True,
+            "kind": "antonym",
+            "split": "holdout",
+        },
+    ]
+    labels = tmp_path / "mine.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["split"] == "holdout" and result["threshold"] == 0.5
+    assert result["accuracy"] == 1.0 and result["kappa"] == 1.0
+    assert result["per_kind"] == {
+        "antonym": {"n": 2, "faithful": 1, "passed": 1, "unsupported": 1, "caught": 1, "accuracy": 1.0}
+    }
+    assert set(result["splits"]) == {"tune", "holdout"} and "best_threshold" in result["splits"]["tune"]
+    assert "best_threshold" not in result["splits"]["holdout"]  # never tuned on
+    # one class only: kappa is n/a, not a number that means nothing
+    labels.write_text(json.dumps(rows[1]) + "\n", encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "n/a" in out and "numbers" in out
 
 
 def test_calibrate_prints_the_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,8 +132,8 @@ def test_calibrate_prints_the_figures(tmp_path: Path, capsys: pytest.CaptureFixt
     config.write_text(f'[judge]\nbackend = "lexical"\nlabels = "{labels.as_posix()}"\n', encoding="utf-8")
     assert run_cli(["--config", str(config), "calibrate"]) == 0
     out = capsys.readouterr().out
-    assert "labelled examples" in out and "accuracy precision recall  kappa" in out
-    assert "configured" in out and "best (max kappa)" in out
+    assert "held-out labels (never tuned on)" in out and "accuracy precision recall  kappa" in out
+    assert "configured" in out and "best (max kappa)" in out and "faithful passed" in out
 
 
 def test_calibrate_with_broken_labels_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

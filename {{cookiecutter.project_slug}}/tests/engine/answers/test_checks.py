@@ -7,6 +7,7 @@ refusal to compare verdicts of different judges."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def test_report_rows_hold_each_answer_and_its_checks(project: Path) -> None:
         "name": "lexical",
         "model": None,
         "revision": None,
-        "threshold": 0.55,
+        "threshold": 0.5,
     }
 
 
@@ -87,16 +88,14 @@ def test_unsupported_sentences_are_listed_with_the_reason(
 
     class Hallucinating:
         def answer(self, question: str) -> Answer:
-            context = "Invoices are due within 30 days. Download them as PDF files."
-            text = "Invoices are due within 60 days. Download them as PDF files."
-            return Answer(text, [Context("invoices", context)])
+            text = "Download invoices as PDF files from the Billing page. Invoices are due within 60 days."
+            return Answer(text, [Context("invoices", TEXTS["invoices"])])
 
     system = System(SHIPPED.build_retriever, lambda *args: Hallucinating())
     row = evaluate_shipped(load_config(project), system=system)["questions"][0]["answer"]
     assert row["faithfulness"] == 0.5 and row["claims"] == 2
-    assert row["unsupported"] == [
-        {"claim": "Invoices are due within 60 days.", "why": "states 60 day, which the context does not"}
-    ]
+    assert [entry["claim"] for entry in row["unsupported"]] == ["Invoices are due within 60 days."]
+    assert row["unsupported"][0]["why"]
 
 
 def test_seed_002_raising_min_score_fails_on_abstention_and_key_facts_only(
@@ -137,7 +136,7 @@ def test_second_run_makes_no_judge_call(project: Path, capsys: pytest.CaptureFix
     set_option(project, "[generation]", "[judge]\nthreshold = 0.6\n\n[generation]")
     second: dict[str, int] = {}
     evaluate_shipped(load_config(project), second)
-    assert second == {"hits": 0, "misses": first["misses"], "judge_calls": 1}
+    assert second == {"hits": 0, "misses": first["misses"], "judge_calls": 1, "rejected": 0}
 
 
 def test_unreadable_cache_is_rebuilt(project: Path) -> None:
@@ -150,13 +149,72 @@ def test_unreadable_cache_is_rebuilt(project: Path) -> None:
     assert json.loads(cache.read_text(encoding="utf-8"))["format"] == "rag-eval-verdicts"
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"format": "rag-eval-verdicts", "verdicts": [1]}',
+        "[]",
+        '{"format": "rag-eval-verdicts", "verdicts": {"k": 1}}',
+    ],
+)
+def test_a_cache_of_the_wrong_shape_is_ignored_without_a_traceback(project: Path, content: str) -> None:
+    cache = project.parent / ".cache" / "verdicts.json"
+    cache.parent.mkdir()
+    cache.write_text(content, encoding="utf-8")
+    stats: dict[str, int] = {}
+    evaluate_shipped(load_config(project), stats)
+    assert stats["hits"] == 0 and stats["judge_calls"] == 1
+    assert json.loads(cache.read_text(encoding="utf-8"))["format"] == "rag-eval-verdicts"
+
+
+def test_a_cache_path_that_is_not_a_file_is_refused_without_hanging(project: Path) -> None:
+    cache = project.parent / ".cache" / "verdicts.json"
+    cache.parent.mkdir()
+    os.mkfifo(cache)  # reading a FIFO would wait for a writer forever
+    with pytest.raises(EvalInputError, match="verdict cache path is a named pipe"):
+        evaluate_shipped(load_config(project))
+
+
+def test_a_hand_edited_cache_cannot_make_an_unsupported_sentence_pass(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Hallucinating:  # one faithful sentence, one invented
+        def answer(self, question: str) -> Answer:
+            text = "Download invoices as PDF files. Invoices can also be paid in gold bars."
+            return Answer(text, [Context("invoices", TEXTS["invoices"])])
+
+    system = System(SHIPPED.build_retriever, lambda *args: Hallucinating())
+    config = load_config(project)
+    first = evaluate_shipped(config, system=system)["questions"][0]["answer"]
+    assert first["faithfulness"] == 0.5
+    cache = project.parent / ".cache" / "verdicts.json"
+    document = json.loads(cache.read_text(encoding="utf-8"))
+    for entry in document["verdicts"].values():  # flip every verdict to supported, as an editor would
+        entry["verdict"].update(supported=True, score=1.0, reason="")
+    cache.write_text(json.dumps(document), encoding="utf-8")
+
+    stats: dict[str, int] = {}
+    again = evaluate_shipped(config, stats, system=system)["questions"][0]["answer"]
+    assert again["faithfulness"] == 0.5 and again["unsupported"] == first["unsupported"]
+    assert stats["rejected"] >= 1 and stats["judge_calls"] == 1
+    # copying a signed "supported" entry onto the unsupported claim's key does not verify either
+    document = json.loads(cache.read_text(encoding="utf-8"))
+    entries = list(document["verdicts"].values())
+    good = next(e for e in entries if e["verdict"]["supported"])
+    for entry in entries:
+        entry.update(good)
+    cache.write_text(json.dumps(document), encoding="utf-8")
+    third = evaluate_shipped(config, system=system)["questions"][0]["answer"]
+    assert third["faithfulness"] == 0.5
+
+
 def test_gate_refuses_a_baseline_of_another_judge(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(project, "baseline") == 0
     set_option(project, "[generation]", "[judge]\nthreshold = 0.8\n\n[generation]")
     capsys.readouterr()
     assert run(project, "gate") == 2
     err = capsys.readouterr().err
-    assert "baseline was judged by a different judge (threshold 0.55 -> 0.8)" in err
+    assert "baseline was judged by a different judge (threshold 0.5 -> 0.8)" in err
     assert "nox -s baseline" in err
     assert run(project, "baseline") == 0 and run(project, "gate") == 0
 
@@ -177,8 +235,19 @@ def test_generator_crash_names_the_question(project: Path, monkeypatch: pytest.M
     ("answer", "problem"),
     [
         ("just text", "answer() must return an Answer, got str"),
-        (Answer("x", [Context("no-such-doc", "x")]), "is not a Context of a document in the corpus"),
+        (Answer("x", [Context("no-such-doc", "x")]), "context 'no-such-doc' is not a document in the corpus"),
         (Answer("  "), "an empty answer must be marked abstained=True"),
+        # a generator cannot vouch for itself: the context must be the document's own text
+        (
+            Answer(
+                "Tidemark gives every customer a free pony.",
+                [Context("invoices", "Every customer gets a pony.")],
+            ),
+            "the text of context 'invoices' is not in that document",
+        ),
+        (Answer("x", [Context("invoices", None)]), "the text of context 'invoices' must be a string"),  # type: ignore[arg-type]  # a generator's bad output, on purpose
+        (Answer("x", abstained="false"), "Answer.abstained must be True or False, got 'false'"),  # type: ignore[arg-type]  # the same
+        (Answer("x", contexts=None), "Answer.contexts must be a list of Context"),  # type: ignore[arg-type]  # the same
     ],
 )
 def test_bad_generator_output_is_invalid_input(
@@ -194,9 +263,28 @@ def test_bad_generator_output_is_invalid_input(
     assert problem in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "passage",
+    [
+        "Download invoices as PDF files from the Billing page.",
+        "download   invoices as PDF files",  # case and whitespace
+        "<p>Download <b>invoices</b> as **PDF** files</p>",  # markup
+        "Invoices",  # the title
+    ],
+)
+def test_a_passage_of_its_document_is_a_valid_context(project: Path, passage: str) -> None:
+    class Quoting:
+        def answer(self, question: str) -> Answer:
+            return Answer("Download invoices as PDF files.", [Context("invoices", passage)])
+
+    system = System(SHIPPED.build_retriever, lambda *args: Quoting())
+    row = evaluate_shipped(load_config(project), system=system)["questions"][0]["answer"]
+    assert row["contexts"] == ["invoices"]
+
+
 def test_unknown_generation_option_is_invalid_input(tmp_path: Path) -> None:
     path = write_project(tmp_path, config=TINY_CONFIG.replace("min_score = 0.0", "min_scor = 0.0"))
-    with pytest.raises(EvalInputError, match=r"\[generation\]: unknown option 'min_scor'"):
+    with pytest.raises(EvalInputError, match=r"unknown option 'min_scor'"):
         evaluate_shipped(load_config(path))
 
 

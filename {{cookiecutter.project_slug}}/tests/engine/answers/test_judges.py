@@ -6,19 +6,23 @@ faithful paraphrases pass, and each verdict says why."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from conftest import SHIPPED, TINY_CONFIG, TINY_GOLDEN, run_cli, write_project
-from judge_cases import FAITHFUL, HALLUCINATIONS, REFUND_60_DAYS, REFUND_FAITHFUL, REFUNDS
+from conftest import SHIPPED, TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, run_cli, write_project
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from judge_cases import FAITHFUL, HALLUCINATIONS, KINDS, REFUND_60_DAYS, REFUND_FAITHFUL, REFUNDS
 
 from {{ cookiecutter.package_name }}.answers.judges import Verdict, decide
-from {{ cookiecutter.package_name }}.answers.judges.claims import split_sentences, windows
-from {{ cookiecutter.package_name }}.answers.judges.guard import guard, negated, quantities
-from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, coverage, names
+from {{ cookiecutter.package_name }}.answers.judges.claims import clauses, split_sentences, windows
+from {{ cookiecutter.package_name }}.answers.judges.guard import compare, guard, names
+from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, coverage
+from {{ cookiecutter.package_name }}.answers.judges.words import content_terms, quantities, read
 from {{ cookiecutter.package_name }}.api import Answer, Context, System
 
-JUDGE = LexicalJudge(threshold=0.55)
+JUDGE = LexicalJudge(threshold=0.5)
 
 
 def faithfulness(claims: list[str], context: str) -> float:
@@ -84,18 +88,13 @@ def test_threshold_decides_partial_coverage() -> None:
 @pytest.mark.parametrize(
     ("claim", "window", "problem"),
     [
-        ("Refunds within 60 days.", "Refunds within 30 days.", "states 60 day, which the context does not"),
+        ("Refunds within 60 days.", "Refunds within 30 days.", "states 60 days, the context says 30 days"),
         (
             "It expires after 60 hours.",
             "It expires after 60 minutes.",
-            "states 60 hour, the context says 60 minute",
+            "states 60 hours, the context says 60 minutes",
         ),
-        (
-            "Business costs $25.",
-            "Business costs $20, minimum 25 seats.",
-            "states $25, the context says 25 seat",
-        ),
-        ("Saves 15% yearly.", "Saves 20% yearly.", "states 15%, which the context does not"),
+        ("Saves 15% yearly.", "Saves 20% yearly.", "states 15%, the context says 20%"),
         (
             "Reports go out on Friday.",
             "Reports go out on Monday.",
@@ -104,17 +103,19 @@ def test_threshold_decides_partial_coverage() -> None:
         (
             "Monthly plans are refundable.",
             "Monthly plans are not refundable.",
-            "states 'refund', the context negates it",
+            "says the opposite of the context about 'refund'",
         ),
         (
             "Exports are not emailed.",
             "Exports are emailed within 24 hours.",
-            "negates 'email', the context does not",
+            "says the opposite of the context about 'email'",
         ),
+        ("Refunds arrive after 10 days.", "Refunds arrive within 10 days.", "bounds 10 days the other way"),
     ],
 )
 def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
-    assert guard(claim, window) == problem
+    found = guard(claim, window)
+    assert found is not None and found.startswith(problem), found
 
 
 @pytest.mark.parametrize(
@@ -126,32 +127,54 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
         # a negation elsewhere in the window does not contradict a plain clause
         ("Annual plans can be refunded.", "Annual plans can be refunded, but after that no refund is given."),
         ("No credit card is needed.", "A free trial, and no credit card is needed to sign up."),
+        ("It takes an hour and a half.", "It takes 90 minutes."),
+        ("Sessions end after two days.", "Sessions end after 48 hours."),
+        ("Uploads are limited to 500MB.", "Uploads are limited to 500 MB."),
+        ("The feature is not enabled.", "The feature is disabled."),
+        ("B is smaller than A.", "A is larger than B."),
     ],
 )
 def test_guard_lets_agreeing_windows_through(claim: str, window: str) -> None:
     assert guard(claim, window) is None
 
 
-def test_quantities_read_units_signs_and_number_words() -> None:
+def test_quantities_read_units_bounds_and_number_words() -> None:
     found = quantities(
-        "a 14-day trial, $20 per seat, 20% off, 100,000 rows, twelve characters, 2 business days"
+        read("a 14-day trial, $20 per seat, 20% off, up to 100,000 rows, twelve characters, 2 business days")
     )
-    assert found == {
-        ("14", "day"),
-        ("20", "$"),
-        ("20", "%"),
-        ("100000", "row"),
-        ("12", "charact"),
-        ("2", "day"),
-    }
+    assert [(q.value, q.dimension, q.bound) for q in found] == [
+        (14 * 86400, "time", ""),
+        (20, "$", ""),
+        (20, "%", ""),
+        (100000, "row", "at_most"),
+        (12, "charact", ""),
+        (2 * 86400, "time", ""),
+    ]
+    assert [q.value for q in quantities(read("an hour and a half, half a day, five hundred entries"))] == [
+        5400,
+        43200,
+        500,
+    ]
 
 
-def test_negated_finds_what_each_negation_applies_to() -> None:
-    assert negated("Monthly plans aren't refundable and you can no longer sign in without a code") == {
-        "refund",
-        "sign",
-        "code",
-    }
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Uploads are limited to 500MB.",
+        "The program started in the early 1960s.",
+        "53BP1 binds at Baltimore's lab.",
+        "Sessions can't exceed 10GB.",
+        "Beta-cells in the caf\u00e9\u2019s \u201cbest\u201d mode.",
+        "Das Gerät zählt Schritte.",
+    ],
+)
+def test_a_sentence_reads_the_same_alone_and_in_its_context(text: str) -> None:
+    """Digits glued to letters, possessives, hyphens, curly quotes, non-ASCII letters: the
+    words of a sentence are the same whether it stands alone or sits in a passage."""
+    context = f"Something else first. {text} And something after it."
+    assert compare(text, text, context) is None
+    assert set(content_terms(text)) <= set(content_terms(context))
+    assert coverage(text, context) == 1.0
 
 
 def test_names_are_capitalised_words_acronyms_and_alphanumerics() -> None:
@@ -162,6 +185,101 @@ def test_names_are_capitalised_words_acronyms_and_alphanumerics() -> None:
         "sha256",
         "team",
     }
+
+
+# -- each kind of hallucination, both ways --------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "context", "wrong", "right"), KINDS, ids=[c[0] for c in KINDS])
+def test_each_kind_is_caught_and_its_faithful_paraphrase_passes(
+    kind: str, context: str, wrong: str, right: str
+) -> None:
+    caught, passed = JUDGE.verdicts([(wrong, (context,)), (right, (context,))])
+    assert not caught.supported, f"{kind}: {wrong!r} judged supported"
+    assert passed.supported, f"{kind}: {right!r} unsupported: {passed.reason}"
+
+
+@pytest.mark.parametrize(("kind", "context", "wrong", "right"), KINDS, ids=[c[0] for c in KINDS])
+def test_the_guard_holds_under_a_judge_that_believes_everything(
+    kind: str, context: str, wrong: str, right: str
+) -> None:
+    """What an NLI model gets wrong, the guard still catches: give every window the top score
+    (a model sure of everything) and each hallucination is still unsupported, each faithful
+    paraphrase still supported."""
+    split = windows([context])
+    believe = [(1.0, window) for window in split]
+    assert not decide(wrong, believe, 0.5, context=context).supported, kind
+    assert decide(right, believe, 0.5, context=context).supported, kind
+
+
+def test_a_clause_appended_to_a_true_sentence_is_judged_on_its_own() -> None:
+    assert clauses("Exports hold up to 100,000 rows, which includes archived projects.") == [
+        "Exports hold up to 100,000 rows",
+        "which includes archived projects.",
+    ]
+    assert clauses("Export to CSV, PDF, or XLSX.") == [
+        "Export to CSV, PDF, or XLSX."
+    ]  # a list is one statement
+
+
+# -- any sentence is supported by a context that holds it -----------------------------------
+
+SENTENCE = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=80
+).filter(lambda text: split_sentences(text) == [text.strip()])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sentence=SENTENCE,
+    before=st.sampled_from(["", "Some other sentence. "]),
+    after=st.sampled_from(["", " Then more."]),
+)
+def test_any_sentence_is_supported_by_a_context_that_holds_it(sentence: str, before: str, after: str) -> None:
+    """For any judge: the lexical one, and decide() over any scores (a model that doubts it)."""
+    context = f"{before}{sentence}{after}"
+    claim = sentence.strip()
+    (verdict,) = JUDGE.verdicts([(claim, (context,))])
+    assert verdict.supported, verdict.reason
+    doubting = [(0.0, window) for window in windows([context])]
+    assert decide(claim, doubting, 0.9, context=context).supported
+
+
+def _sentences_of(path: Path) -> list[tuple[str, str]]:
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        document = json.loads(line)
+        text = document.get("text") or ""
+        found += [(sentence, text) for sentence in split_sentences(text)]
+    return found
+
+
+def _assert_self_supported(pairs: list[tuple[str, str]]) -> None:
+    """Each sentence against its own document, without the shortcut for copied text: every
+    term is found and no check of the guard objects, so claims and contexts read alike."""
+    wrong = [
+        (sentence, problem)
+        for sentence, text in pairs
+        if (
+            problem := compare(sentence, sentence, text)
+            or (None if coverage(sentence, text) == 1.0 else "coverage")
+        )
+    ]
+    assert not wrong, (
+        f"{len(wrong)} of {len(pairs)} sentences not supported by their own document: {wrong[:5]}"
+    )
+
+
+def test_every_sentence_of_the_demo_corpus_is_supported_by_its_own_document() -> None:
+    _assert_self_supported(_sentences_of(Path(__file__).parents[3] / "evals" / "corpus.jsonl"))
+
+
+SCIFACT = Path(os.environ.get("SCIFACT_DIR", "") or "no-scifact-given")
+
+
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason="set SCIFACT_DIR to a folder of BEIR SciFact's files")
+def test_every_sentence_of_scifact_is_supported_by_its_own_document() -> None:
+    _assert_self_supported(_sentences_of(SCIFACT / "corpus.jsonl"))
 
 
 def test_decide_prefers_the_shorter_of_equally_good_windows() -> None:
@@ -213,6 +331,12 @@ def test_one_batch_of_many_answers_judges_each_claim_as_alone() -> None:
 # -- the judge reads alone: [tokenizer] is the retriever's ----------------------------------
 
 
+CASE_DOCUMENTS = [
+    {"id": f"case-{i}", "title": "", "text": text}
+    for i, text in enumerate(dict.fromkeys(context for _, _, context in HALLUCINATIONS + FAITHFUL))
+]
+
+
 class CasesByContext:
     """A generator that ignores retrieval: each golden question is answered with every case
     (hallucinated and faithful) written about one context, judged against that context."""
@@ -221,9 +345,10 @@ class CasesByContext:
         by_context: dict[str, list[str]] = {}
         for _, claim, context in HALLUCINATIONS + FAITHFUL:
             by_context.setdefault(context, []).append(claim)
-        # The context's doc_id only has to be in the corpus: the judge reads the text.
+        # Each context is a document of the corpus (CASE_DOCUMENTS), as the contract requires.
         answers = [
-            Answer(" ".join(claims), [Context("sso-setup", text)]) for text, claims in by_context.items()
+            Answer(" ".join(claims), [Context(f"case-{i}", text)])
+            for i, (text, claims) in enumerate(by_context.items())
         ]
         self.answers = {q["question"]: answers[i % len(answers)] for i, q in enumerate(TINY_GOLDEN)}
 
@@ -240,7 +365,9 @@ def test_tokenizer_settings_never_change_a_verdict(tmp_path: Path) -> None:
     system = System(SHIPPED.build_retriever, lambda *args: CasesByContext())
     reports, caches = [], []
     for name, tokenizer in [("defaults", "min_length = 1"), ("tuned", 'min_length = 4\nstemmer = "porter"')]:
-        config = write_project(tmp_path / name, TINY_CONFIG.replace("min_length = 1", tokenizer))
+        config = write_project(
+            tmp_path / name, TINY_CONFIG.replace("min_length = 1", tokenizer), [*TINY_CORPUS, *CASE_DOCUMENTS]
+        )
         assert run_cli(["--config", str(config), "eval", "--quiet"], system) == 0
         reports.append(json.loads((tmp_path / name / "build" / "report.json").read_text(encoding="utf-8")))
         caches.append((tmp_path / name / ".cache" / "verdicts.json").read_text(encoding="utf-8"))
@@ -249,5 +376,11 @@ def test_tokenizer_settings_never_change_a_verdict(tmp_path: Path) -> None:
     assert tuned["aggregate"]["hit@5"] < defaults["aggregate"]["hit@5"]  # the retriever read them
     answers = [row["answer"] for row in defaults["questions"]]
     assert [row["answer"] for row in tuned["questions"]] == answers
-    assert caches[0] == caches[1]  # every verdict, in full
+    verdicts = [
+        sorted(
+            json.dumps(entry["verdict"], sort_keys=True) for entry in json.loads(cache)["verdicts"].values()
+        )
+        for cache in caches
+    ]
+    assert verdicts[0] == verdicts[1]  # every verdict, in full
     assert any(a["unsupported"] for a in answers) and any(a["faithfulness"] > 0 for a in answers)

@@ -6,7 +6,9 @@ One small protocol, two backends, chosen by `backend` in the [judge] table of ev
   nli      an NLI cross-encoder via sentence-transformers (judges/nli.py, when chosen)
 
 Both score a claim against one- and two-sentence windows of each context, keep the best
-window, and then apply the shared guard (judges/guard.py) on numbers, dates and negation.
+window, and then apply the shared guard (judges/guard.py), which compares the claim's structure
+with the window's: numbers and units, dates, names, negation and antonyms, quantifiers,
+modality, and who does what to whom. A claim copied from its context is always supported.
 A backend that cannot run stops with a clear error (exit 2): there is never a silent
 fallback to another judge, because a different judge means different numbers.
 """
@@ -29,6 +31,8 @@ class Verdict:
     reason: str  # why it is unsupported ("" when supported)
 
 
+_TRIED = 5  # windows a claim is checked against, best first: enough for the sentence it came from
+
 # One thing to judge: a claim and the contexts (texts) the answer used.
 Item = tuple[str, tuple[str, ...]]
 
@@ -46,23 +50,38 @@ def decide(
     scored: list[tuple[float, str]],
     threshold: float,
     check: Callable[[str, str], str | None] | None = None,
+    context: str = "",
 ) -> Verdict:
     """Pick the best window (highest score; among equals, the one sharing most words with
-    the claim, then the shorter), apply the guard (and a backend's own `check`, if any),
+    the claim, then the shorter), apply the guard (and a backend's own `check`, if any;
+    `context`, all the answer's contexts, is where the guard looks up names and dates),
     compare with the threshold. Shared by every backend, so they differ only in how they
     score a window."""
-    from .guard import guard
+    from .guard import ABSENT, copied, guard
     from .lexical import coverage
 
     if not scored:
         return Verdict(False, 0.0, "", "no context to check it against")
-    score, window = max(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])))
-    problem = guard(claim, window) or (check(claim, window) if check else None)
-    if problem:
-        return Verdict(False, 0.0, window, problem)
+    if not context or copied(claim, context):  # a copied sentence is supported, by any judge
+        for _, window in sorted(scored, key=lambda pair: len(pair[1])):
+            if copied(claim, window):
+                return Verdict(True, 1.0, window, "")
+    ranked = sorted(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])), reverse=True)
+    score, window = ranked[0]
     if score < threshold:
         return Verdict(False, score, window, f"best support {score:.2f} is below the threshold {threshold:g}")
-    return Verdict(True, score, window, "")
+    first = None
+    for score, window in ranked[:_TRIED]:  # the best window the guard accepts, if one reaches the threshold
+        if score < threshold:
+            break
+        problem = guard(claim, window, context) or (check(claim, window) if check else None)
+        if not problem:
+            return Verdict(True, score, window, "")
+        first = first or Verdict(False, 0.0, window, problem)
+        if ABSENT not in problem:  # a window that contradicts the claim settles it
+            break
+    assert first is not None  # the best window reached the threshold, so it was tried
+    return first
 
 
 def build_judge(settings: Any, config_path: Any) -> Judge:

@@ -30,6 +30,35 @@ def split_sentences(text: str) -> list[str]:
     return [sentence for sentence in sentences if len(sentence) > 3]
 
 
+# Where a sentence joins two statements: a semicolon, a dash, or a comma before a word that
+# starts a new statement. "Export to CSV, PDF, or XLSX" is one statement (a list), but
+# "Refunds take 10 days, and they are paid by card" is two.
+_JOIN = re.compile(
+    r"\s*;\s*|\s+-\s+|,\s+(?=(?:and|but|so|while|whereas|which|because|although|though|since|then|"
+    r"unless|except|plus|meaning|allowing|so that)\b)|\s+(?=(?:because|whereas|although|unless|so that)\b)",
+    re.IGNORECASE,
+)
+
+
+def clauses(sentence: str, min_words: int = 3) -> list[str]:
+    """The statements a sentence makes, judged one by one: a true sentence with an invented
+    clause appended is not supported. A piece of fewer than `min_words` words joins the one
+    before it (a fragment such as "so try again" is not a statement on its own)."""
+    found: list[str] = []
+    for piece in _JOIN.split(sentence):
+        piece = piece.strip(" ,")
+        if not piece:
+            continue
+        if found and len(piece.split()) < min_words:
+            found[-1] = f"{found[-1]}, {piece}"
+        else:
+            found.append(piece)
+    if len(found) > 1 and len(found[0].split()) < min_words:
+        found[1] = f"{found[0]}, {found[1]}"
+        found.pop(0)
+    return found or [sentence]
+
+
 def windows(contexts: list[str] | tuple[str, ...], size: int = 2) -> list[str]:
     """Every run of 1..`size` consecutive sentences within each context (never across two
     contexts), shortest first, in reading order, without repeats."""

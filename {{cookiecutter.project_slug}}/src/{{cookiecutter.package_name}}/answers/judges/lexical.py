@@ -1,51 +1,102 @@
-"""The lexical judge: a claim is supported when its content words are in one window.
+"""The lexical judge: a claim is supported when each of its clauses is covered by one window.
 
-Deterministic, needs no model. For each one- or two-sentence window of the contexts it
-computes coverage, the share of the claim's content words (stemmed, stopwords dropped,
-numbers as digits) found in the window. The best window then goes through the shared
-guard, and every name the claim uses (a capitalised word after its first, an acronym, a
-word with letters and digits: "Team", "Okta", "SCIM", "2FA") must be in it too: swapping
-"Business plan" for "Team plan" changes one word but the whole meaning.
+Deterministic, needs no model. Each clause of the claim (claims.clauses: a true sentence with
+an invented clause appended must not pass) is scored against every one- or two-sentence window
+of the contexts by coverage, the share of its terms (words.content_terms: stemmed, synonyms
+merged, quantities in base units) found in the window. The claim's score is its weakest
+clause's best coverage; the shared guard then checks each clause against its best window.
+On long contexts only the windows that could reach the threshold are scored (`Windows`), so
+a reported "best support" below the threshold is the best of those.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from ...text.words import raw_words
 from . import Item, Verdict, decide
-from .claims import windows
-from .words import content_terms, stem, term_set
-
-_NAME = re.compile(r"\b(?:[A-Z][A-Za-z0-9]*|[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*)\b")
-
-
-def names(claim: str) -> set[str]:
-    """Stems of the names in a claim: capitalised words other than the first, acronyms,
-    and words with digits."""
-    found = set()
-    for match in _NAME.finditer(claim):
-        if match.start() == len(claim) - len(claim.lstrip()):
-            continue  # the sentence's first word is capitalised anyway
-        found.add(stem(match.group().lower()))
-    return found
+from .claims import clauses, windows
+from .guard import ABSENT, guard
+from .lexicon import lexicon
+from .words import content_terms, term_set
 
 
 def coverage(claim: str, window: str) -> float:
-    """Share of the claim's content words present in the window (1.0 for an empty claim)."""
+    """Share of the claim's content terms present in the window, a term's antonym counting
+    as present (1.0 for a claim without any terms)."""
     terms = content_terms(claim)
-    have = term_set(window)
     if not terms:
         return 1.0
-    return sum(term in have for term in terms) / len(terms)
+    have = term_set(window)
+    opposite = lexicon().opposite  # "disabled" covers the slot of "enabled"; the guard compares them
+    return sum(term in have or not have.isdisjoint(opposite.get(term, ())) for term in terms) / len(terms)
 
 
-def missing_name(claim: str, window: str) -> str | None:
-    """A name the claim uses that the window lacks, as the reason the claim is unsupported."""
-    missing = sorted(names(claim) - {stem(word) for word in raw_words(window.replace("-", " "))})
-    return f"names '{missing[0]}', which the context does not" if missing else None
+def contradicted(verdict: Verdict) -> bool:
+    """Whether the guard found the window saying otherwise (not merely missing something):
+    then no reading of the claim clause by clause can support it."""
+    return (
+        not verdict.supported
+        and verdict.score == 0.0
+        and verdict.window != ""
+        and ABSENT not in verdict.reason
+    )
+
+
+class Windows:
+    """The windows of one answer's contexts, indexed by term, so that a claim is scored only
+    against the windows that could reach the threshold: linear in the length of the
+    contexts, however long (a window whose coverage reaches t must hold one of the claim's
+    rarest terms whose combined weight exceeds 1 - t of the claim)."""
+
+    SMALL = 64  # below this many windows, scoring them all is cheaper than choosing
+
+    def __init__(self, contexts: tuple[str, ...], threshold: float):
+        self.split = windows(contexts)
+        self.threshold = threshold
+        self.postings: dict[str, set[int]] = {}
+        if len(self.split) > self.SMALL:
+            for i, window in enumerate(self.split):
+                for term in term_set(window):
+                    self.postings.setdefault(term, set()).add(i)
+
+    def _with(self, term: str) -> set[int]:
+        found = set(self.postings.get(term, ()))
+        for opposite in lexicon().opposite.get(term, ()):
+            found |= self.postings.get(opposite, set())
+        return found
+
+    def candidates(self, text: str) -> list[str]:
+        if len(self.split) <= self.SMALL:
+            return self.split
+        terms = content_terms(text)
+        if not terms:
+            return self.split  # nothing to look up: every window covers it
+        counts = {term: terms.count(term) for term in set(terms)}
+        held: dict[int, int] = {}
+        weight = 0
+        for term in sorted(counts, key=lambda t: (len(self._with(t)), t)):
+            for i in self._with(term):
+                held[i] = held.get(i, 0) + counts[term]
+            weight += counts[term]
+            if weight > (1 - self.threshold) * len(terms):
+                break
+        # A window holding repeats of common sentences can be a candidate many times over:
+        # score in full only those that hold most of the rarest terms.
+        chosen = sorted(held, key=lambda i: (-held[i], i))[: self.TOP]
+        return [self.split[i] for i in sorted(chosen)]
+
+    def scored(self, text: str) -> list[tuple[float, str]]:
+        return [(coverage(text, w), w) for w in self.candidates(text)]
+
+    TOP = 32  # candidates scored in full, the ones holding most of the claim's rarest terms
+
+
+def _best(clause: str, found: Windows) -> tuple[float, str]:
+    scored = found.scored(clause)
+    if not scored:
+        return 0.0, ""
+    return max(scored, key=lambda pair: (pair[0], -len(pair[1])))
 
 
 class LexicalJudge:
@@ -53,15 +104,35 @@ class LexicalJudge:
         self.threshold = threshold
         self.identity = {"name": "lexical", "model": None, "revision": None, "threshold": threshold}
 
+    def judge(self, claim: str, found: Windows, context: str) -> Verdict:
+        scored = found.scored(claim) or [(0.0, found.split[0])]
+        verdict = decide(claim, scored, self.threshold, context=context)
+        parts = clauses(claim)
+        if len(parts) == 1 or (verdict.supported and verdict.score == 1.0) or contradicted(verdict):
+            return verdict
+        scores = []
+        for part in parts:  # each clause on its own best window
+            score, window = _best(part, found)
+            problem = guard(part, window, context)
+            if problem:
+                return Verdict(False, 0.0, window, problem)
+            if score < self.threshold:
+                why = f"the clause '{part}' is not in the context (best support {score:.2f})"
+                return Verdict(False, score, window, why)
+            scores.append(score)
+        return Verdict(True, min(scores), verdict.window, "")
+
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
-        found, last, split = [], None, []
+        results: list[Verdict] = []
+        last, found = None, Windows((), self.threshold)
         for claim, contexts in items:
             if contexts != last:  # an answer's claims come together and share its contexts
-                last, split = contexts, windows(contexts)
-            found.append(
-                decide(claim, [(coverage(claim, w), w) for w in split], self.threshold, missing_name)
-            )
-        return found
+                last, found = contexts, Windows(contexts, self.threshold)
+            if found.split:
+                results.append(self.judge(claim, found, "\n".join(contexts)))
+            else:
+                results.append(decide(claim, [], self.threshold))
+        return results
 
 
 def build(settings: Any, config_path: Any) -> LexicalJudge:

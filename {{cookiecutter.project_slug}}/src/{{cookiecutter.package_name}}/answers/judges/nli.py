@@ -55,11 +55,11 @@ class NLIJudge:
             else []
         )
         results, position = [], 0
-        for (claim, _), found in zip(items, per_item, strict=True):
+        for (claim, contexts), found in zip(items, per_item, strict=True):
             rows = probabilities[position : position + len(found)]
             position += len(found)
             scored = [(float(row[self.entailment]), window) for row, window in zip(rows, found, strict=True)]
-            results.append(decide(claim, scored, self.threshold))
+            results.append(decide(claim, scored, self.threshold, context="\n".join(contexts)))
         return results
 
 

@@ -1,42 +1,270 @@
-"""How the lexical judge and the guard read text: the content terms of a claim or a window.
+"""How the judges read a claim and a context: one reading for both sides.
 
-Deliberately small and predictable: lower case, words of letters and digits, a broad
-stopword list and a light suffix-stripping stemmer so that "refunded", "refunds" and
-"refundable" meet as "refund". Number words up to ninety become digits so "twelve
-characters" matches "12 characters". The pieces are the engine's shared primitives
-(text/words.py); the choice among them is fixed here and never read from the [tokenizer]
-settings, so tuning the retriever cannot change a verdict (the verdict cache, whose key
-leaves [tokenizer] out, relies on that).
+Whatever a claim copies from its context must read the same in both, so every check works on
+the tokens `read` returns, never on raw text. Reading:
+  - Unicode compatibility forms, curly quotes and dashes made plain; hyphens split words
+    ("14-day" is "14 day"); contractions spelled out ("can't" is "can not"); a possessive
+    "'s" dropped ("Baltimore's" is "Baltimore"); a number glued to a unit split off
+    ("500MB" is "500 MB"); letters of any script are letters ("café", "β-cells").
+  - Words of letters and digits stay whole ("1960s", "53BP1", "2FA"); numbers are canonical
+    digits ("1,000" is 1000, "twelve" is 12, "half" is 0.5).
+  - Each word is stemmed (the light stemmer: "refunded", "refunds", "refundable" meet) and
+    mapped to the first word of its synonym group in lexicon.toml ("delete" reads "remove");
+    multi-word entries ("turn on", "sign in") read as one word.
+  - A number with a unit is one quantity in its dimension's base unit, so "90 minutes" and
+    "an hour and a half" are the same term, and so are "48 hours" and "two days".
+The choice is fixed here and never read from the [tokenizer] settings, so tuning the retriever
+cannot change a verdict (the verdict cache, whose key leaves [tokenizer] out, relies on that).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import NamedTuple
 
-from ...text.words import BROAD_STOPWORDS, light_stem, number_value, raw_words
+from ...text.words import BROAD_STOPWORDS, NUMBER_WORDS, light_stem
+from .lexicon import lexicon
 
-# The judge's reading, one place to change it. Kept on the light stemmer rather than
-# PyStemmer's Porter or Snowball: on the demo's labelled claims those move scores and
-# reasons ("activ" for "activity"), and flip verdicts on some claim/document pairs.
 STOPWORDS = BROAD_STOPWORDS  # keeps "no" and "not": a negation is part of the claim
-stem = light_stem
+stem = functools.lru_cache(maxsize=1 << 16)(light_stem)  # the same words come back in every text
+NEGATIONS = frozenset("not no never nor neither none nothing nobody".split())
+
+_PLAIN = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2010": "-", "\u2011": "-"}
+    | {"\u2013": " - ", "\u2014": " - ", "\u2212": "-", "\u00ad": None}
+)
+_CONTRACTIONS = [
+    (re.compile(r"\bcan'?t\b|\bcannot\b", re.IGNORECASE), "can not"),
+    (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
+    (re.compile(r"\bshan't\b", re.IGNORECASE), "shall not"),
+    (re.compile(r"n't\b", re.IGNORECASE), " not"),
+    (re.compile(r"'(?:s|re|ll|ve|d|m)\b", re.IGNORECASE), ""),
+    (re.compile(r"(?<=s)'(?=\s|$)"), ""),  # plural possessive: "users' data"
+]
+# A number glued to a unit abbreviation ("500MB", "15min"); "1960s" and "2FA" stay whole.
+_GLUED_UNIT = re.compile(r"(?<=\d)(?=(?:kb|mb|gb|tb|ms|min|mins|hrs?|sec|secs|km|cm|mm|px)\b)", re.IGNORECASE)
+# A number ("1,000", "2.5", "$20", "20%") or a word of letters and digits of any script.
+_WORD = re.compile(r"\$?\d+(?:[.,]\d+)*%?(?![^\W_])|[^\W_]+")
+_NUMBER_WORDS = {word: float(value) for word, value in NUMBER_WORDS.items()} | {"half": 0.5, "dozen": 12.0}
+_BREAK = re.compile(r"[.,;:!?()\[\]]")
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_MULTIPLIERS = {"hundred": 100.0, "thousand": 1000.0, "million": 1e6, "billion": 1e9}
+MEASURED = frozenset({"time", "calendar", "data", "length", "$", "%"})
 
 
-# Cached: a judge checks every claim of an answer against the same context windows, and the
-# same documents come back as context for many questions.
-@functools.lru_cache(maxsize=1 << 14)
-def content_terms(text: str) -> tuple[str, ...]:
-    """Stemmed words that carry meaning: stopwords dropped, numbers in digits, order kept."""
-    terms = []
-    for word in raw_words(text.replace("-", " ")):
-        if word in STOPWORDS:
+class Token(NamedTuple):  # a tuple: texts of thousands of words are read, so it is cheap to make
+    word: str  # lower case, as written (after the plain-text steps above)
+    stem: str  # its stem (a phrase: the stems joined by "_")
+    key: str  # the stem (a phrase: its stems joined by "_") mapped to its synonym group
+    number: float | None  # the value of a number or number word, else None
+    stop: bool  # a function word: never a term, but may still say "all", "must" or "not"
+    joined: bool = True  # False when punctuation (. , ; : ! ? brackets) stands before it
+
+    @property
+    def negation(self) -> bool:
+        return self.word in NEGATIONS
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float  # in the base unit of `dimension` (seconds, months, bytes, metres), or as written
+    dimension: str  # "time", "calendar", "data", "length", "$", "%", a count noun's key, or ""
+    bound: str  # "at_most", "at_least", "exactly" or "" (the word before it)
+    start: int  # index of its first token
+    end: int  # index after its last token
+    text: str  # as written, for messages
+
+    @property
+    def measured(self) -> bool:
+        """A value in a unit that converts ("90 minutes"), money or a share, rather than a
+        count of something ("12 characters") or a bare number."""
+        return self.dimension in MEASURED
+
+    @property
+    def term(self) -> str:
+        value = canonical_number(self.value)
+        return f"{self.dimension}:{value}" if self.measured else value
+
+
+def canonical_number(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def plain(text: str) -> str:
+    """The text the words are read from: see the module docstring."""
+    text = unicodedata.normalize("NFKC", text).translate(_PLAIN)
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return _GLUED_UNIT.sub(" ", text.replace("-", " "))
+
+
+def _number(word: str) -> float | None:
+    if word in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word]
+    ordinal = _ORDINAL.match(word)
+    digits = ordinal.group(1) if ordinal else word.strip("$%").replace(",", "")
+    try:
+        return float(digits) if digits[:1].isdigit() else None
+    except ValueError:
+        return None
+
+
+@functools.cache
+def _phrases() -> dict[str, list[tuple[str, ...]]]:
+    """The lexicon's multi-word entries as stem tuples, longest first, by their first stem."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in lexicon().phrases:
+        stems = tuple(stem(word) for word in phrase)
+        found.setdefault(stems[0], []).append(stems)
+    return found
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def read(text: str) -> tuple[Token, ...]:
+    """The tokens of `text`, in order (see the module docstring)."""
+    text = plain(text)
+    matches = list(_WORD.finditer(text))
+    words = [match.group().lower() for match in matches]
+    gaps = [text[a.end() : b.start()] for a, b in itertools.pairwise(matches)]
+    joined = [True] + [gap.isspace() or not _BREAK.search(gap) for gap in gaps]
+    stems = [stem(word) for word in words]
+    canonical = lexicon().canonical
+    phrases = _phrases()
+    tokens: list[Token] = []
+    i = 0
+    while i < len(words):
+        size = 1
+        for phrase in phrases.get(stems[i], ()):
+            if tuple(stems[i : i + len(phrase)]) == phrase:
+                size = len(phrase)
+                break
+        if size == 1:
+            word, key = words[i], stems[i]
+            number = _number(word) if word[0].isdigit() or word[0] == "$" or word in _NUMBER_WORDS else None
+            stop = word in STOPWORDS
+        else:
+            word, key = " ".join(words[i : i + size]), "_".join(stems[i : i + size])
+            number, stop = None, False
+        tokens.append(Token(word, key, canonical.get(key, key), number, stop, joined[i]))
+        i += size
+    return tuple(tokens)
+
+
+_HALF = (["and", "a", "half"], ["and", "an", "half"])
+_BEFORE_UNIT = frozenset({"business", "working", "calendar", "full", "more", "additional", "free", "extra"})
+
+
+def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
+    """The numbers of a reading with their units and bounds: "30 days" (time, 2592000 s),
+    "an hour and a half" (time, 5400 s), "$20", "20%", "12 characters" (a count of
+    "character"), "up to 2 business days" (at most 172800 s). A number without a unit has
+    dimension "" and its value as written. A quantity never spans punctuation ("... 7. Time"
+    is the number 7, then a word)."""
+    lex = lexicon()
+    found: list[Quantity] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        stop = next((k for k in range(i + 1, len(tokens)) if not tokens[k].joined), len(tokens))
+
+        def words(a: int, b: int, stop: int = stop) -> list[str]:
+            return [t.word for t in tokens[a : min(b, stop)]]  # never past the next punctuation
+
+        value = token.number
+        if token.word in {"a", "an", "one"}:  # "an hour", "one seat"; not "one click", "a monthly plan"
+            following = tokens[i + 1] if i + 1 < stop else None
+            unit = following is not None and following.stem in lex.unit and not following.word.endswith("ly")
+            if unit and token.word != "one" and following is not None:
+                unit = lex.unit[following.stem][1] is not None  # "an hour", but not "a member"
+            value = 1.0 if unit else None
+        measured = token.stem in lex.unit and lex.unit[token.stem][1] is not None
+        if value is None and measured and words(i + 1, i + 4) in _HALF:  # "every hour and a half": 1.5 h
+            dimension, factor = lex.unit[token.stem]
+            text = " ".join(words(i, i + 4))
+            found.append(Quantity(1.5 * (factor or 1.0), dimension, _bound(tokens, i, i + 4), i, i + 4, text))
+            i += 4
             continue
-        value = number_value(word)
-        terms.append(value if value is not None else stem(word.replace("'", "")))
+        if value is None:
+            i += 1
+            continue
+        j = i + 1
+        while j < stop and tokens[j].word in _MULTIPLIERS:  # "five hundred", "2 million"
+            value, j = value * _MULTIPLIERS[tokens[j].word], j + 1
+        if words(j, j + 3) in _HALF:
+            value, j = value + 0.5, j + 3  # "one and a half hours"
+        if value == 0.5 and words(j, j + 1) in (["a"], ["an"]):
+            j += 1  # "half an hour"
+        dimension, factor = "", 1.0
+        if token.word.startswith("$"):
+            dimension = "$"
+        elif token.word.endswith("%") or words(j, j + 1) == ["percent"]:
+            dimension, j = "%", j + (0 if token.word.endswith("%") else 1)
+        else:
+            k = j
+            while k < min(j + 2, stop) and tokens[k].word in _BEFORE_UNIT:
+                k += 1  # "2 business days"
+            if k < stop and tokens[k].stem in lex.unit:
+                unit_dimension, unit_factor = lex.unit[tokens[k].stem]
+                dimension = tokens[k].stem if unit_factor is None else unit_dimension
+                factor, j = unit_factor or 1.0, k + 1
+                if words(j, j + 3) in _HALF:
+                    value, j = value + 0.5, j + 3  # "an hour and a half"
+        text = " ".join(words(i, j))
+        found.append(Quantity(value * factor, dimension, _bound(tokens, i, j), i, j, text))
+        i = j
+    return found
+
+
+def _bound(tokens: tuple[Token, ...], start: int, end: int) -> str:
+    """The bound the words around a number put on it: up to three words before ("within",
+    "up to", "at least") or two after ("or more")."""
+    lex = lexicon()
+    first = start
+    while first > max(0, start - 3) and tokens[first].joined:
+        first -= 1  # never past punctuation
+    before = [t.key for t in tokens[first:start]]
+    for size in (3, 2, 1):
+        if len(before) >= size and "_".join(before[-size:]) in lex.bound:
+            return lex.bound["_".join(before[-size:])]
+    after = "_".join(t.key for t in tokens[end : end + 2] if t.joined)
+    return lex.bound.get(after, "")
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def quantities_of(text: str) -> tuple[Quantity, ...]:
+    """`quantities` of the reading of `text`, remembered: a window is checked against many claims."""
+    return tuple(quantities(read(text)))
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def content_terms(text: str) -> tuple[str, ...]:
+    """The terms that carry meaning, in order: stopwords and negations dropped, synonyms
+    merged, and each number with its unit one quantity term ("time:5400")."""
+    tokens = read(text)
+    numbers = {q.start: q for q in quantities_of(text)}
+    terms: list[str] = []
+    i = 0
+    while i < len(tokens):
+        if i in numbers:
+            quantity = numbers[i]
+            terms.append(quantity.term)
+            if quantity.dimension and not quantity.measured:
+                terms.append(quantity.dimension)  # a count keeps its noun: "12 characters"
+            i = quantity.end
+            continue
+        token = tokens[i]
+        if not (token.stop or token.negation):  # a negation is the guard's to compare, not a term
+            terms.append(token.key)
+        i += 1
     return tuple(terms)
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=1 << 15)
 def term_set(text: str) -> frozenset[str]:
     """The distinct `content_terms` of `text`."""
     return frozenset(content_terms(text))

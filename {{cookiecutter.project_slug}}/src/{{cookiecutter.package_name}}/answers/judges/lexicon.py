@@ -1,0 +1,80 @@
+"""The judges' word lists (lexicon.toml beside this file), read once into lookup tables.
+
+Nothing is downloaded: the lists ship inside the package. Each word is reduced by the judges'
+own stemmer (words.py), so "deleted" finds the group of "delete".
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...text.words import light_stem
+
+PATH = Path(__file__).with_name("lexicon.toml")
+
+
+def _key(word: str) -> str:
+    """How a lexicon word is looked up: its stem, or the words of a phrase joined by "_"."""
+    return "_".join(light_stem(part) for part in word.split())
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    phrases: tuple[tuple[str, ...], ...]  # multi-word entries, longest first, as word tuples
+    canonical: dict[str, str]  # a word's key -> the key of its synonym group's first word
+    opposite: dict[str, frozenset[str]]  # canonical key -> canonical keys that say the opposite
+    converse: dict[str, frozenset[str]]  # the same, for comparisons that turn around
+    quantifier: dict[str, str]  # key -> "all" | "some" | "none" | "only"
+    modal: dict[str, str]  # key -> "must" | "can" | "should" | "will"
+    condition: dict[str, str]  # key -> "unless" | "even"
+    bound: dict[str, str]  # key -> "at_most" | "at_least" | "exactly"
+    unit: dict[str, tuple[str, float | None]]  # key -> (dimension, factor to its base unit)
+    roles: frozenset[str]  # the role nouns as written, singular and plural
+
+
+@functools.cache
+def lexicon() -> Lexicon:
+    data = tomllib.loads(PATH.read_text(encoding="utf-8"))
+    phrases: set[tuple[str, ...]] = set()
+    canonical: dict[str, str] = {}
+
+    def note(word: str) -> str:
+        if " " in word:
+            phrases.add(tuple(word.split()))
+        return _key(word)
+
+    for group in data["synonyms"]:
+        head = note(group[0])
+        for word in group:
+            canonical.setdefault(note(word), head)
+
+    def pairs(name: str) -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {}
+        for left, right in data[name]:
+            a, b = canonical.get(note(left), _key(left)), canonical.get(note(right), _key(right))
+            found.setdefault(a, set()).add(b)
+            found.setdefault(b, set()).add(a)
+        return {key: frozenset(value) for key, value in found.items()}
+
+    def classes(table: dict[str, list[str]]) -> dict[str, str]:
+        return {note(word): name for name, words in table.items() for word in words}
+
+    units: dict[str, tuple[str, float | None]] = {}
+    for dimension, table in data["units"].items():
+        for word, factor in table.items():
+            units[note(word)] = (dimension, None if dimension == "count" else float(factor))
+    return Lexicon(
+        phrases=tuple(sorted(phrases, key=len, reverse=True)),
+        canonical=canonical,
+        opposite=pairs("antonyms"),
+        converse=pairs("converse"),
+        quantifier=classes(data["quantifiers"]),
+        modal=classes(data["modals"]),
+        condition=classes(data["conditions"]),
+        bound=classes(data["bounds"]),
+        unit=units,
+        roles=frozenset(form for word in data["roles"] for form in (word, word + "s", word + "es")),
+    )
