@@ -1,10 +1,12 @@
 """The template's benchmark: `nox -s bench` (from the template root) runs this in one go.
 
-Sections (all by default; choose with --only metrics,scifact,scale,gate):
+Sections (all by default; choose with --only metrics,scifact,scale,gate,compare):
   metrics  batch metrics vs pytrec_eval vs ranx at 1k x 100, 10k x 1000, 100k x 100
   scifact  each retriever on BEIR SciFact: index time, queries/s, memory, nDCG@10, R@100
   scale    `evaluate()` with BM25 on 10k questions x ~100k documents, and where the time goes
   gate     wall time of `nox -R -s gate` in a warm baked demo project (venv already made)
+  compare  `compare` on 1k/2k/4k queries x 100 documents, JSON and TREC text (linear: see
+           compare_scaling.py)
 
 Speed goals are read off the printed ratios; the only assertion is that every tool returns
 the same metric values (1e-9).
@@ -26,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import compare_scaling
 import metrics_bench
 import retrieval_bench
 
@@ -194,7 +197,7 @@ def main() -> int:
     parser.add_argument("--package", required=True, help="import name of the baked package")
     parser.add_argument("--template", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--scifact", type=Path, default=Path("../shared/datasets/scifact"))
-    parser.add_argument("--only", default="metrics,scifact,scale,gate")
+    parser.add_argument("--only", default="metrics,scifact,scale,gate,compare")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-dense", action="store_true", help="skip the dense and hybrid SciFact rows")
     parser.add_argument("--scale-copies", type=int, default=20)
@@ -216,6 +219,8 @@ def main() -> int:
         print("\n".join(["", *lines]), flush=True)
     if "gate" in sections:
         print("\n".join(["", *section_gate(args.template, args.repeat)]), flush=True)
+    if "compare" in sections:
+        print("\n".join(["", *compare_scaling.table(args.package, [1_000, 2_000, 4_000])]), flush=True)
     load = os.getloadavg()
     print(f"\n# load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return 0

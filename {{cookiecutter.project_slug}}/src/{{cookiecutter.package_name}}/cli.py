@@ -9,14 +9,17 @@ This is the one module that imports the team's files (retriever.py, generator.py
 their factories to the orchestrator (run.py) as a `System`. Tests pass a `System` of their
 own to `main` instead.
 
-Exit codes: 0 success (gate passed), 2 invalid input or a baseline that cannot be compared,
-3 quality regression (gate failed). Results go to stdout; errors and warnings to stderr.
+Exit codes: 0 success (gate passed: every configured check ran on evaluated data), 2 invalid
+input, a baseline that cannot be compared, a check that could not run or team code that
+crashed, exited or timed out, 3 quality regression (gate failed), 130 interrupted (Ctrl-C),
+141 broken pipe. Results go to stdout; errors and warnings to stderr (docs/gate.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -26,13 +29,16 @@ from . import run
 from .answers.calibration import calibrate, format_calibration
 from .api import System
 from .errors import EvalInputError, ExitCode
+from .inputs.files import check_output
 from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
+from .render.console import inert_console
 from .settings.config import DEFAULT_PATH, load_config
 
 PROG = __package__ or "rag-eval"
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
 
 
 def team_system() -> System:
@@ -53,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Evaluate retrieval and answers on the golden set; gate regressions against a baseline.",
-        epilog="Exit codes: 0 ok, 2 invalid input or incomparable baseline, 3 quality regression.",
+        epilog="Exit codes: 0 ok, 2 invalid input or a check that could not run, 3 quality regression, "
+        "130 interrupted, 141 broken pipe (docs/gate.md).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument(
@@ -84,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare even though the corpus or golden set differs from the baseline's (see its receipt)",
     )
     gate.add_argument("--quiet", action="store_true", help="no progress bars")
-    commands.add_parser("calibrate", help="score the judge against the human labels ([judge] labels)")
+    calibrate_ = commands.add_parser(
+        "calibrate", help="score the judge against the human labels ([judge] labels)"
+    )
+    calibrate_.add_argument("--labels", type=Path, help="a labels file to score instead of [judge] labels")
+    calibrate_.add_argument("--json", action="store_true", help="print the figures as JSON")
     add_interop_commands(commands)
     return parser
 
@@ -142,6 +153,9 @@ def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
 def dispatch(args: argparse.Namespace, system: System | None) -> int:
     """Run one command; `system` is the team's unless a caller (a test) passes its own."""
     if args.command == "compare":  # needs only the files it is given, no eval.toml
+        if args.output is not None:
+            inputs = {path.resolve(): "an input of compare" for path in [args.qrels, *args.runs, args.config]}
+            check_output(args.output, "output (--output)", inputs)
         return run_compare(
             args.qrels,
             args.runs,
@@ -160,11 +174,14 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
             else (lambda: read_trec(args.qrels, args.topics, args.corpus))
         )
         return run_import(read, config.corpus, config.golden, args.sample, args.seed, args.force)
+    if args.command in ("export-qrels", "export-run"):
+        run.check_outputs(config, args.command, args.output)
     if args.command == "export-qrels":
         print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
         return ExitCode.OK
     if args.command == "calibrate":
-        print(format_calibration(calibrate(config.judge, config.path)))
+        result = calibrate(config.judge, config.path, args.labels)
+        print(json.dumps(result, indent=1) if args.json else format_calibration(result))
         return ExitCode.OK
     system = system or team_system()
     show_progress = not getattr(args, "quiet", False)
@@ -184,6 +201,7 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
     return run.run_gate(config, system, args.baseline, args.accept_changed_data, show_progress)
 
 
+@inert_console()  # data in any message cannot act as a CI command (render/console.py)
 def main(argv: list[str] | None = None, system: System | None = None) -> int:
     """The command line. `system` defaults to the team's (retriever.py and generator.py)."""
     args = build_parser().parse_args(argv)
@@ -192,6 +210,9 @@ def main(argv: list[str] | None = None, system: System | None = None) -> int:
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.INVALID_INPUT
+    except KeyboardInterrupt:  # Ctrl-C: stop at once, no traceback, the shell's code for SIGINT
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:
         # `eval | head` closed the pipe: stop quietly, as command-line tools do, with the
         # status of a process ended by SIGPIPE (never 0: a cut-off gate must not pass). Point

@@ -31,7 +31,7 @@ class EvalInputError(Exception):
         path = Path(self.path)
         try:  # shorter and clickable in most terminals: relative to where the command runs
             shown = str(path.resolve().relative_to(Path.cwd().resolve()))
-        except (ValueError, OSError):
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
             shown = self.path
         where = f"{shown}:{self.line}" if self.line is not None else shown
         return f"{where}: {self.problem}\n  fix: {self.fix}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -30,11 +31,12 @@ from .errors import EvalInputError, ExitCode
 from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
 from .gate.fit import check_baseline, describe, fit_baseline
 from .gate.holdout import check_disjoint
+from .gate.integrity import check_reproduces, check_same_measurement
 from .gate.receipt import build_receipt, check_same_data
 from .gate.rules import compare
 from .gate.significance import check_slice_tags, design_lines
 from .inputs.data import Question, load_corpus, load_golden
-from .inputs.files import write_atomic
+from .inputs.files import check_output, write_atomic
 from .inputs.reports import (
     AnswerResult,
     Counts,
@@ -51,11 +53,17 @@ from .render.markdown import markdown_summary, write_summary
 from .render.progress import QUIET, Progress, interactive
 from .render.view import gate_view
 from .retrieval.batch import compute, judge_rankings
+from .retrieval.calls import call, failure, time_limit
 from .retrieval.ranking import Remembered, found_and_missing
 from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
 from .settings.config import Config
+from .settings.schema import MAX_RESAMPLED_CELLS
+
+# The gate compares at least this many evaluated questions: one question has no spread, so
+# no paired interval, no Student-t bound and no test; every change would be all or nothing.
+MIN_GATED_QUESTIONS = 2
 
 
 def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, float]) -> QuestionResult:
@@ -107,7 +115,7 @@ def load_inputs(config: Config, *, holdout: bool = False) -> Inputs:
     questions = load_golden(config.golden, corpus)
     if not holdout or config.holdout is None:
         return Inputs(corpus, questions)
-    held_out = load_golden(config.holdout, corpus)
+    held_out = load_golden(config.holdout, corpus, "holdout")
     check_disjoint(questions, held_out, config)
     return Inputs(corpus, questions, held_out)
 
@@ -130,17 +138,21 @@ class Built:
         """A crash in the team's factory is exit 2 naming it, not a traceback."""
         config = self.config
         try:
-            return self.system.build_retriever(
-                list(self.corpus.values()), make_tokenizer(config.tokenizer), config.retriever
+            return call(
+                self.system.build_retriever,
+                list(self.corpus.values()),
+                make_tokenizer(config.tokenizer),
+                config.retriever,
+                timed=False,
             )
         except OptionsError as error:
-            raise EvalInputError(config.path, f"[retriever]: {error}", "fix or remove that option") from None
+            raise _option_error(config, "retriever", error) from None
         except EvalInputError:
             raise
-        except Exception as error:
+        except Exception as error:  # a crash or an exit of the team's factory: exit 2 naming it
             raise EvalInputError(
                 config.path,
-                f"build_retriever raised {type(error).__name__}: {error}",
+                f"build_retriever {failure(error)}",
                 "fix build_retriever in retriever.py, or the [retriever] options it reads",
             ) from error
 
@@ -149,14 +161,31 @@ class Built:
         if self._generator is None:
             remembered = Remembered(self.retriever, self.known, self.config.depth)
             try:
-                self._generator = self.system.build_generator(
-                    remembered, list(self.corpus.values()), self.config.generation
+                self._generator = call(
+                    self.system.build_generator,
+                    remembered,
+                    list(self.corpus.values()),
+                    self.config.generation,
+                    timed=False,
                 )
             except OptionsError as error:
+                raise _option_error(self.config, "generation", error) from None
+            except EvalInputError:
+                raise
+            except Exception as error:  # a crash or an exit of the team's factory: exit 2 naming it
                 raise EvalInputError(
-                    self.config.path, f"[generation]: {error}", "fix or remove that option"
-                ) from None
+                    self.config.path,
+                    f"build_generator {failure(error)}",
+                    "fix build_generator in generator.py, or the [generation] options it reads",
+                ) from error
         return self._generator
+
+
+def _option_error(config: Config, table: str, error: OptionsError) -> EvalInputError:
+    """A bad [retriever] or [generation] option: its key and line in eval.toml."""
+    line = config.line_of(table, error.key) if error.key else config.line_of(table)
+    key = f"{table}.{error.key}" if error.key else f"[{table}]"
+    return EvalInputError(config.path, f"{key}: {error}", "fix or remove that option", line)
 
 
 def evaluate(
@@ -172,8 +201,9 @@ def evaluate(
     `progress` draws bars for the long steps when a person is watching.
     """
     inputs = load_inputs(config)
-    built = Built(system, inputs.corpus, config, progress)
-    return evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+    with time_limit(config.run.timeout):
+        built = Built(system, inputs.corpus, config, progress)
+        return evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
 
 
 def evaluate_split(
@@ -240,7 +270,7 @@ def evaluate_split(
         "judge": answers.judge,
         **({"stochastic": stochastic} if stochastic else {}),  # only when declared: reports stay as they were
     }
-    return Report(
+    report = Report(
         settings=settings,
         counts=Counts(questions=len(rows), evaluated=evaluated, left_out=len(rows) - evaluated),
         aggregate=aggregate,
@@ -248,6 +278,38 @@ def evaluate_split(
         receipt=build_receipt(config, settings),
         questions=rows,
     )
+    require_finite(report, golden)
+    return report
+
+
+def _not_finite(values: dict[str, float] | None) -> str | None:
+    return next((name for name, value in (values or {}).items() if not math.isfinite(value)), None)
+
+
+def require_finite(report: Report, golden: Path) -> None:
+    """Every metric of a fresh report is a finite number, or EvalInputError naming the first
+    that is not (and its question): NaN passes no comparison, so a floor on it would print
+    "ok", and JSON has no NaN. Checked before anything is written."""
+    for row in report.questions:
+        answer = row.answer
+        checks = {name: answer.check(name) for name in ANSWER_CHECKS} if answer is not None else {}
+        name = _not_finite(row.metrics) or _not_finite({k: v for k, v in checks.items() if v is not None})
+        if name is not None:
+            value = (row.metrics or {}).get(name, checks.get(name))
+            raise EvalInputError(
+                golden, f"question {row.id!r}: {name} is {value}, not a number", _fix_for(name)
+            )
+    name = _not_finite(report.aggregate) or next(
+        (name for piece in report.slices.values() if (name := _not_finite(piece.metrics))), None
+    )
+    if name is not None:
+        raise EvalInputError(golden, f"{name}: the mean is not a finite number", _fix_for(name))
+
+
+def _fix_for(metric: str) -> str:
+    if metric.startswith("ndcg_exp"):
+        return "ndcg_exp weighs a document by 2**grade - 1: use small grades (0 to 3 is usual)"
+    return "check the grades of this question's relevant documents"
 
 
 # -- repeats: the parts declared stochastic ([gate] stochastic) run `repeats` times per question --
@@ -414,12 +476,11 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
 def _ask_again(generator: Generator, question: Question, golden: Path) -> Answer:
     """The generator's answer to `question`, asked again; a crash names the question (exit 2)."""
     try:
-        return generator.answer(question.question)
-    except Exception as error:  # a crash in the team's own generator: name the question
+        return call(generator.answer, question.question)
+    except Exception as error:  # a crash, exit or hang of the team's own generator: name the question
         raise EvalInputError(
             golden,
-            f"question {question.id!r}: the generator raised {type(error).__name__}: {error} "
-            "when asked again (determinism check)",
+            f"question {question.id!r}: the generator {failure(error)} when asked again (determinism check)",
             "fix answer() in generator.py; this question reproduces it",
             question.line,
         ) from error
@@ -440,6 +501,126 @@ def evaluate_holdout(
         aggregate={name: report.aggregate[name] for name in gated},
         gap={name: dev_report.aggregate[name] - report.aggregate[name] for name in gated},
     )
+
+
+def require_checkable(config: Config, report: Report) -> None:
+    """Every check the gate is configured to make can be made on `report`, or EvalInputError
+    saying which cannot: a verdict of 0 means every floor, slice floor and must-pass question
+    was checked on evaluated data, never that one was skipped."""
+    if report.counts.evaluated < MIN_GATED_QUESTIONS:
+        raise EvalInputError(
+            config.golden,
+            f"only {report.counts.evaluated} question(s) evaluated; the gate compares at least "
+            f"{MIN_GATED_QUESTIONS} (one question has no spread to test)",
+            "add answerable questions to the golden set",
+        )
+    for metric in config.gate.floors:
+        if str(metric) not in report.aggregate:
+            raise EvalInputError(
+                config.path,
+                f"[gate.floors] {metric}: the report has no value for it",
+                "add it to [retrieval] metrics, or remove the floor",
+                config.line_of("gate", "floors", str(metric)),
+            )
+    for tag, floors in config.gate.slice_floors.items():
+        piece = report.slices.get(tag)
+        line = config.line_of("gate", "slices", tag)
+        if piece is None or piece.evaluated == 0 or piece.metrics is None:
+            raise EvalInputError(
+                config.path,
+                f"[gate.slices] {tag!r}: no evaluated question has this tag, so its floors cannot be checked",
+                "tag answerable questions with it, or remove the table",
+                line,
+            )
+        absent = [str(metric) for metric in floors if str(metric) not in piece.metrics]
+        if absent:
+            raise EvalInputError(
+                config.path,
+                f"[gate.slices] {tag!r}: the report has no value for {', '.join(absent)}",
+                "add it to [retrieval] metrics, or remove the floor",
+                line,
+            )
+    unchecked = [row.id for row in report.questions if row.must_pass and row.metrics is None]
+    if unchecked:
+        raise EvalInputError(
+            config.golden,
+            f"must-pass question(s) {', '.join(unchecked)} were not evaluated",
+            'give them relevant documents, or set "must_pass": false',
+        )
+
+
+def _require_memory(config: Config, questions: int) -> None:
+    """The bootstrap holds resamples x questions numbers at once: refuse a product that would
+    not fit a CI machine (settings/schema.py, MAX_RESAMPLED_CELLS) before evaluating."""
+    resamples = config.stats.resamples
+    if resamples * questions > MAX_RESAMPLED_CELLS:
+        fewer = max(100, MAX_RESAMPLED_CELLS // max(questions, 1))
+        raise EvalInputError(
+            config.path,
+            f"stats.resamples: {resamples:,} resamples x {questions:,} questions is more than the "
+            f"{MAX_RESAMPLED_CELLS:,} numbers the gate holds in memory at once",
+            f"set resamples = {fewer} or fewer",
+            config.line_of("stats", "resamples"),
+        )
+
+
+# -- outputs never replace inputs (inputs/files.py: check_output) --
+
+
+def _named_inputs(config: Config, *extra: tuple[Path, str], baseline: bool = True) -> dict[Path, str]:
+    """Every file a run reads, resolved, with its name for the error message: an output on
+    one of them is refused. `baseline` False: the `baseline` command, which replaces it."""
+    named = [
+        (config.corpus, "the corpus ([data] corpus)"),
+        (config.golden, "the golden set ([data] golden)"),
+        (config.path, "the settings file"),
+        (config.judge.labels, "the judge labels ([judge] labels)"),
+        *([(config.holdout, "the holdout ([data] holdout)")] if config.holdout else []),
+        *([(config.baseline, "the baseline ([data] baseline)")] if baseline else []),
+        *extra,
+    ]
+    inputs = {}
+    for path, name in named:
+        try:
+            inputs[path.resolve()] = name
+        except (RuntimeError, OSError):  # a symlink loop: reading it fails later, with its own error
+            inputs[path] = name
+    return inputs
+
+
+def check_outputs(
+    config: Config,
+    command: str,
+    explicit: Path | None = None,
+    *,
+    extra_inputs: tuple[tuple[Path, str], ...] = (),
+) -> None:
+    """Before `command` runs: every file it will write is safe to write (check_output). Outputs
+    set in eval.toml stay in the project folder and off symlinks; `explicit` (a path given on
+    the command line) and $GITHUB_STEP_SUMMARY may point elsewhere, never onto an input."""
+    inputs = _named_inputs(config, *extra_inputs, baseline=command != "baseline")
+    project, evals = config.path.parent, config.path.parent / "evals"
+
+    def configured(table: str, key: str, what: str) -> None:
+        written = config.as_written(table, key)
+        check_output(written, f"{what} ([{table}] {key})", inputs, project=project, protected=evals)
+
+    if command in ("eval", "baseline", "gate", "export-run"):
+        configured("judge", "cache", "verdict cache")
+    if explicit is not None:
+        check_output(explicit, "output", inputs, protected=evals)
+    if command == "eval" and explicit is None:
+        configured("data", "report", "report")
+    if command == "baseline":  # the one output allowed under evals/: it is the file being made
+        written = config.as_written("data", "baseline")
+        check_output(written, "baseline ([data] baseline)", inputs, project=project)
+    if command == "gate":
+        configured("data", "report", "report")
+        configured("data", "summary", "summary")
+        configured("data", "html", "HTML report")
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            check_output(Path(step_summary), "step summary ($GITHUB_STEP_SUMMARY)", inputs, protected=evals)
 
 
 def _relative(path: Path) -> str:
@@ -479,6 +660,7 @@ def run_eval(
     show_all: bool = False,
 ) -> ExitCode:
     """`eval`: evaluate, print the table (unless quiet), write the report."""
+    check_outputs(config, "eval", report_path)
     target = report_path or config.report
     _evaluate_and_write(config, system, target, quiet, show_progress, show_all=show_all)
     print(f"\nwrote {_relative(target)}")
@@ -493,6 +675,7 @@ def run_baseline(
     evaluate, is a warning on stderr with its fix. `fit_floors` applies exactly those fixes
     to eval.toml and the golden set, printing each, and remakes the baseline. Exit 0: the
     baseline was written."""
+    check_outputs(config, "baseline")
     report = _evaluate_and_write(config, system, config.baseline, quiet, show_progress, baseline=True)
     if fit_floors:
 
@@ -521,24 +704,36 @@ def run_gate(
 ) -> ExitCode:
     """`gate`: evaluate afresh, compare with the baseline, write the reports; 0 pass, 3 fail.
 
-    Reads every input once (corpus, golden set, holdout) and builds the system once."""
+    Reads every input once (corpus, golden set, holdout) and builds the system once. Exit 0
+    only when every configured check ran on evaluated data (require_checkable)."""
     baseline_path = baseline_path or config.baseline
+    check_outputs(config, "gate", extra_inputs=((baseline_path, "the baseline compared with"),))
     baseline = read_report(baseline_path)  # fail fast, before the evaluation runs
+    check_reproduces(baseline, baseline_path)  # numbers edited by hand: exit 2
+    check_same_measurement(config.settings(), baseline, baseline_path)  # another k or depth: exit 2
     inputs = load_inputs(config, holdout=True)
     # A malformed line or a slice floor on a missing tag first: each names its line.
     check_slice_tags(config, inputs.questions)
+    _require_memory(config, len(inputs.questions))
     data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     judge_stats: dict[str, int] = {}
     progress = Progress(show_progress and interactive())
-    built = Built(system, inputs.corpus, config, progress)
-    report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
-    checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
-    report.holdout = evaluate_holdout(config, inputs, built, report, progress)
+    with time_limit(config.run.timeout):
+        built = Built(system, inputs.corpus, config, progress)
+        report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+        checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
+        report.holdout = evaluate_holdout(config, inputs, built, report, progress)
+    require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
     # may refuse: exit 2, nothing written
     result = compare(report, baseline, config.gate, baseline_path, config.stats)
     result.notes[:0] = [*data_notes, *checked]
     report.comparison = result.to_dict()
     view = gate_view(report, result, baseline, config.display.max_listed)
+    # The three files of one run go together: the last run's summary and HTML report are
+    # removed before this run's report replaces its own, so a run killed halfway leaves
+    # this run's files or none, never last run's summary beside this run's report.
+    for stale in (config.summary, config.html):
+        stale.unlink(missing_ok=True)
     write_report(config.report, report)
     summary = write_summary(markdown_summary(view), config.summary)
     write_atomic(config.html, html_report(view))

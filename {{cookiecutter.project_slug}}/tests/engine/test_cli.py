@@ -10,6 +10,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from conftest import (
     write_project,
 )
 
+from {{ cookiecutter.package_name }} import run as orchestrator
+from {{ cookiecutter.package_name }}.errors import EvalInputError
 from {{ cookiecutter.package_name }}.inputs import files as files_module
 from {{ cookiecutter.package_name }}.inputs.reports import read_report, write_report
 from {{ cookiecutter.package_name }}.settings.config import load_config
@@ -199,7 +202,8 @@ def test_crash_while_writing_keeps_the_previous_file(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A crash after the new text is written but before it replaces the old file (e.g. the
-    disk fills up at fsync) leaves the old report intact and no temporary file behind."""
+    disk fills up at fsync) leaves the old report intact and no temporary file behind; the
+    error names the file (exit 2 from the command line, no traceback)."""
     report = as_report(evaluate_shipped(load_config(project)))
     target = tmp_path / "out" / "report.json"
     write_report(target, report)
@@ -210,8 +214,9 @@ def test_crash_while_writing_keeps_the_previous_file(
 
     monkeypatch.setattr(files_module.os, "fsync", disk_full)
     report.receipt["seed"] = 999
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(EvalInputError, match="No space left") as caught:
         write_report(target, report)
+    assert caught.value.path == str(target)
     assert target.read_bytes() == old
     assert [p.name for p in target.parent.iterdir()] == ["report.json"]
 
@@ -281,3 +286,222 @@ def test_baseline_commits_only_what_the_gate_needs(project: Path, tmp_path: Path
     q4 = next(row for row in full.questions if row.id == "q4")
     assert q4.answer is not None and q4.answer.text
     assert run(project, "gate") == 0
+
+
+# -- outputs never replace inputs ------------------------------------------------------------
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` but the outputs' build/ and .cache/ folders, by path."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+        and not path.is_symlink()
+        and path.relative_to(folder).parts[0] not in ("build", ".cache")
+    }
+
+
+def committed(project: Path) -> Path:
+    """The tiny project with a baseline and a file under evals/ (inputs live there)."""
+    assert run_cli(["--config", str(project), "baseline", "--quiet"]) == 0
+    (project.parent / "evals").mkdir()
+    (project.parent / "evals" / "notes.md").write_text("the team's notes\n", encoding="utf-8")
+    return project
+
+
+def configure(project: Path, table: str, setting: str) -> None:
+    """Set `setting` (`key = value` lines) in [table] of eval.toml, replacing the key's line."""
+    keys = {line.split(" = ")[0] for line in setting.split("\n")}
+    lines = project.read_text(encoding="utf-8").split("\n")
+    text = "\n".join(line for line in lines if line.split(" = ")[0] not in keys)
+    header = f"[{table}]\n"
+    text = text.replace(header, header + setting + "\n") if header in text else f"{text}\n{header}{setting}\n"
+    project.write_text(text, encoding="utf-8")
+
+
+# (command line after --config, setting to add as (table, line) or None, what the message says)
+ONTO_INPUTS = {
+    "eval --report golden": (["eval", "--report", "golden.jsonl"], None, "would replace the golden set"),
+    "eval --report evals/": (
+        ["eval", "--report", "evals/notes.md"],
+        None,
+        "would replace a file under evals/",
+    ),
+    "export-qrels eval.toml": (["export-qrels", "eval.toml"], None, "would replace the settings file"),
+    "export-run corpus": (["export-run", "corpus.jsonl"], None, "would replace the corpus"),
+    "eval --report baseline": (["eval", "--report", "baseline.json"], None, "would replace the baseline"),
+    "report = corpus": (["eval"], ("data", 'report = "corpus.jsonl"'), "would replace the corpus"),
+    "report = baseline": (["gate"], ("data", 'report = "baseline.json"'), "would replace the baseline"),
+    "summary = golden": (["gate"], ("data", 'summary = "golden.jsonl"'), "would replace the golden set"),
+    "html = eval.toml": (["gate"], ("data", 'html = "eval.toml"'), "would replace the settings file"),
+    "judge cache = golden": (["eval"], ("judge", 'cache = "golden.jsonl"'), "would replace the golden set"),
+    "judge cache = labels": (
+        ["eval"],
+        ("judge", 'labels = "labels.jsonl"\ncache = "labels.jsonl"'),
+        "judge labels",
+    ),
+    "report outside": (["eval"], ("data", 'report = "../outside.json"'), "must be inside the project folder"),
+    "baseline outside": (["baseline"], ("data", 'baseline = "../outside.json"'), "must be inside"),
+    "baseline = golden": (["baseline"], ("data", 'baseline = "golden.jsonl"'), "replace the golden set"),
+}
+
+
+@pytest.mark.parametrize("case", list(ONTO_INPUTS))
+def test_an_output_onto_an_input_is_refused_before_anything_runs(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Each of these once replaced a committed input (or wrote outside the project) with exit
+    0. Now: exit 2 naming the output and the input, every file as it was, nothing written."""
+    folder = committed(project).parent
+    argv, setting, said = ONTO_INPUTS[case]
+    if setting is not None:
+        configure(project, *setting)
+    monkeypatch.chdir(folder)
+    before = snapshot(folder)
+    capsys.readouterr()
+    assert run_cli(["--config", str(project), *argv]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert snapshot(folder) == before
+    assert not (folder / "build").exists() and not (folder.parent / "outside.json").exists()
+
+
+def test_baseline_writes_the_baseline_it_is_for(project: Path) -> None:
+    """The baseline is an input of every command but `baseline`, whose output it is."""
+    folder = committed(project).parent
+    (folder / "baseline.json").write_text("{}", encoding="utf-8")
+    assert run_cli(["--config", str(project), "baseline", "--quiet"]) == 0
+    assert read_report(folder / "baseline.json", what="baseline").counts.evaluated == 4
+
+
+def test_a_path_given_on_the_command_line_may_point_outside_the_project(
+    project: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "report.json"
+    assert run_cli(["--config", str(project), "eval", "--quiet", "--report", str(elsewhere)]) == 0
+    assert read_report(elsewhere, what="report").counts.evaluated == 4
+
+
+def test_a_command_line_symlink_onto_an_input_is_refused(project: Path, tmp_path: Path) -> None:
+    """Where the path leads counts, not how it is spelt."""
+    link = tmp_path / "innocent.json"
+    link.symlink_to(project.parent / "golden.jsonl")
+    before = snapshot(project.parent)
+    assert run_cli(["--config", str(project), "eval", "--quiet", "--report", str(link)]) == 2
+    assert snapshot(project.parent) == before
+
+
+def test_a_configured_output_is_never_written_through_a_symlink(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A build/report.json symlink once made `eval` replace the file it pointed to."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours\n", encoding="utf-8")
+    (project.parent / "build").mkdir()
+    (project.parent / "build" / "report.json").symlink_to(victim)
+    assert run_cli(["--config", str(project), "eval", "--quiet"]) == 2
+    assert "would be written through the symlink" in capsys.readouterr().err
+    assert victim.read_text(encoding="utf-8") == "not yours\n"
+
+
+def test_a_symlinked_output_folder_is_refused_too(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "real-build").mkdir()
+    (project.parent / "build").symlink_to(tmp_path / "real-build")
+    assert run_cli(["--config", str(project), "eval", "--quiet"]) == 2
+    assert not list((tmp_path / "real-build").iterdir())
+
+
+def loop(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(path.name)  # a link to itself
+
+
+UNWRITABLE = {  # how the output path is broken -> what the message says
+    "a folder": (lambda report: report.mkdir(parents=True), "is a folder, not a file"),
+    "parent is a file": (lambda report: report.parent.write_text(""), "is a file, not a folder"),
+    "symlink loop": (loop, "cannot be followed"),
+}
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["configured", "--report"])
+@pytest.mark.parametrize("broken", list(UNWRITABLE))
+def test_an_output_that_cannot_be_a_file_is_exit_2_with_the_fix(
+    project: Path, capsys: pytest.CaptureFixture[str], broken: str, given: bool
+) -> None:
+    report = project.parent / "build" / "report.json"
+    make, said = UNWRITABLE[broken]
+    make(report)
+    argv = ["--report", str(report)] if given else []
+    assert run_cli(["--config", str(project), "eval", "--quiet", *argv]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "fix:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [(lambda folder: folder, "is a folder"), (lambda folder: folder / "golden.jsonl", "the golden set")],
+    ids=["a folder", "the golden set"],
+)
+def test_github_step_summary_must_be_a_file_that_is_no_input(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    target: Callable[[Path], Path],
+    said: str,
+) -> None:
+    folder = committed(project).parent
+    before = snapshot(folder)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target(folder)))
+    assert run_cli(["--config", str(project), "gate", "--quiet"]) == 2
+    assert said in capsys.readouterr().err
+    assert snapshot(folder) == before
+
+
+def test_compare_output_onto_its_own_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    runs = tmp_path / "runs.txt"
+    runs.write_text("q1 Q0 d1 1 2.0 base\nq1 Q0 d1 1 2.0 cand\n", encoding="utf-8")
+    before = runs.read_bytes()
+    argv = [
+        "compare",
+        "--qrels",
+        str(qrels),
+        "--runs",
+        str(runs),
+        "--baseline",
+        "base",
+        "--candidate",
+        "cand",
+    ]
+    assert run_cli([*argv, "--k", "1", "--output", str(runs)]) == 2
+    assert "would replace an input of compare" in capsys.readouterr().err
+    assert runs.read_bytes() == before
+
+
+class Killed(BaseException):
+    """A run killed between two writes."""
+
+
+def test_a_gate_killed_after_its_report_leaves_no_summary_of_the_last_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.json, summary.md and report.html describe one run: the last run's summary and
+    HTML report go before this run's report replaces the old one."""
+    build = committed(project).parent / "build"
+    assert run_cli(["--config", str(project), "gate", "--quiet"]) == 0
+    assert sorted(p.name for p in build.iterdir()) == ["report.html", "report.json", "summary.md"]
+    old_report = (build / "report.json").read_bytes()
+
+    def killed(*args: object) -> None:
+        raise Killed
+
+    monkeypatch.setattr(orchestrator, "write_summary", killed)
+    set_min_length(project, 4)  # this run's report differs from the last one's
+    with pytest.raises(Killed):
+        run_cli(["--config", str(project), "gate", "--quiet"])
+    assert sorted(p.name for p in build.iterdir()) == ["report.json"]
+    assert (build / "report.json").read_bytes() != old_report

@@ -19,8 +19,9 @@ The gate fails (exit 3) when
   (d) must-pass:   a must-pass question retrieves no relevant document in the top k,
                    whatever the baseline says and whatever is allowed.
 Newly passing questions are listed too. It refuses to compare (exit 2) when the baseline
-lacks a metric the gate needs, was judged by a different judge, model, revision or
-threshold, or was made with other [gate] stochastic / repeats settings.
+lacks a metric the gate needs, was measured with another [retrieval] k or depth
+(integrity.py), was judged by a different judge, model, revision or threshold, or was made
+with other [gate] stochastic / repeats settings.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..settings.config import GateSettings, StatsSettings
 from .acceptance import must_pass_missed, not_lower
 from .answer_rules import answer_details, require_same_judge
 from .flips import CheckFlips, find_flips
+from .integrity import check_same_measurement
 from .significance import (
     NON_INFERIORITY,
     OVERALL,
@@ -170,6 +172,7 @@ def compare(
 ) -> GateResult:
     """Apply the gate's rules to `report` against `baseline` (`stats`: default [stats])."""
     stats = stats or StatsSettings()
+    check_same_measurement(report.settings, baseline, baseline_path)  # same k and depth
     require_same_judge(report, baseline, baseline_path)
     _stochastic_settings(report, baseline, baseline_path)
     needed = [str(m) for m in gate.metrics if not isinstance(m, str)]  # retrieval metrics

@@ -10,7 +10,10 @@ golden.jsonl:  {"id": "q01", "question": "...", "relevant": {"sso-saml": 3},
                 "tags": ["security"], "must_pass": false}
 
 Grades in `relevant` are positive integers: 3 answers the question, 2 helps substantially,
-1 is related. An unanswerable question has `"answerable": false`, no relevant documents and
+1 is related; at most MAX_GRADE (30), so that `ndcg_exp`'s gain 2**grade - 1 stays an exact,
+finite number: summed over the deepest ranking (depth 10,000) it stays below 2**53, the
+largest integer a float64 holds exactly (a grade of 1,024 made the gain infinite and the
+metric NaN). An unanswerable question has `"answerable": false`, no relevant documents and
 no `must_include`: the right answer to it is to abstain. `must_include` lists the key facts
 an answer must contain (compared ignoring case and runs of whitespace).
 """
@@ -25,6 +28,9 @@ from typing import Any
 
 from ..api import Document
 from ..errors import EvalInputError
+from .reading import CORPUS_LIMIT, QUESTIONS_LIMIT, parse_json, read_data
+
+MAX_GRADE = 30  # 10,000 * (2**30 - 1) < 2**53: gains stay exact (module docstring)
 
 
 @dataclass(frozen=True)
@@ -39,16 +45,10 @@ class Question:
     line: int = 0  # where it was defined, for error messages
 
 
-def _json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line; reject anything else."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise EvalInputError(
-            path, f"the {what} file does not exist", "create it, or point [data] in eval.toml at it"
-        ) from None
-    except OSError as error:
-        raise EvalInputError(path, f"cannot read the {what}: {error.strerror}", "check the path") from None
+def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; reject anything else, and a path
+    that is not a regular file of at most `limit` bytes (reading.py)."""
+    raw = read_data(path, what, limit=limit, missing_fix="create it, or point [data] in eval.toml at it")
     for number, line in enumerate(raw.splitlines(), start=1):
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]  # tolerate a UTF-8 byte-order mark
@@ -60,19 +60,8 @@ def _json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
             raise EvalInputError(
                 path, f"line is not valid UTF-8 (byte {error.start + 1})", "save the file as UTF-8", number
             ) from None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise EvalInputError(
-                path,
-                f"not valid JSON: {error.msg} (column {error.colno})",
-                "write exactly one JSON object per line",
-                number,
-            ) from None
-        except (ValueError, RecursionError) as error:  # a number too long for int(), nesting too deep
-            raise EvalInputError(
-                path, f"not usable JSON: {error}", "write exactly one flat JSON object per line", number
-            ) from None
+        # Strict: a key twice, NaN, a number too long for int(), nesting too deep (reading.py).
+        value = parse_json(text, path, "write exactly one JSON object per line", number)
         try:  # "\ud800"-style escapes decode to text that can never be written back as UTF-8
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
@@ -154,7 +143,7 @@ def load_corpus(path: Path) -> dict[str, Document]:
     """Read corpus.jsonl into {document id: Document}, in file order."""
     documents: dict[str, Document] = {}
     seen: dict[str, int] = {}
-    for number, item in _json_lines(path, "corpus"):
+    for number, item in _json_lines(path, "corpus", CORPUS_LIMIT):
         _check_keys(path, number, item, {"id", "text"}, {"title"})
         doc_id = _unique(path, number, item["id"], seen)
         title = _text(path, number, item, "title", allow_empty=True) if "title" in item else ""
@@ -168,13 +157,14 @@ def load_corpus(path: Path) -> dict[str, Document]:
     return documents
 
 
-def load_golden(path: Path, corpus: dict[str, Document]) -> list[Question]:
-    """Read golden.jsonl; every relevant document must exist in `corpus`."""
+def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set") -> list[Question]:
+    """Read golden.jsonl; every relevant document must exist in `corpus`. `what` names the
+    file in errors ("holdout" for the hidden split, which has the same format)."""
     questions: list[Question] = []
     seen: dict[str, int] = {}
     required = {"id", "question", "relevant"}
     optional = {"must_include", "answerable", "tags", "must_pass"}
-    for number, item in _json_lines(path, "golden set"):
+    for number, item in _json_lines(path, what):
         _check_keys(path, number, item, required, optional)
         qid = _unique(path, number, item["id"], seen)
         relevant = item["relevant"]
@@ -186,10 +176,11 @@ def load_golden(path: Path, corpus: dict[str, Document]) -> list[Question]:
                 number,
             )
         for doc_id, grade in relevant.items():
-            if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
                 raise EvalInputError(
                     path,
-                    f"grade of {doc_id!r} must be a positive integer (1, 2 or 3), got {grade!r}",
+                    f"grade of {doc_id!r} must be a whole number from 1 to {MAX_GRADE} (usually 1, 2 "
+                    f"or 3), got {grade!r:.40}",
                     "use 3 for 'answers it', 2 for 'helps substantially', 1 for 'related'; "
                     "leave non-relevant documents out",
                     number,
@@ -246,6 +237,6 @@ def load_golden(path: Path, corpus: dict[str, Document]) -> list[Question]:
         )
     if not questions:
         raise EvalInputError(
-            path, "the golden set is empty", "add at least one question, one JSON object per line"
+            path, f"the {what} is empty", "add at least one question, one JSON object per line"
         )
     return questions

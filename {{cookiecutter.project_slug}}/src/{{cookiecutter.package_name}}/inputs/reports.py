@@ -29,9 +29,16 @@ Two forms, one format (version 2; version 1 files are still read):
             instead of megabytes, and its diff shows what changed.
 
 It is written with one question per line, so that a changed baseline reads well in a
-pull-request diff, and atomically, so that a crash never leaves half a file behind. Reading
-checks every field's type: a hand-edited or truncated baseline is an error naming the field
-(exit 2), never a traceback or a silently wrong comparison.
+pull-request diff, and atomically, so that a crash never leaves half a file behind.
+
+Reading (`read_report`) takes a regular file of at most REPORT_LIMIT bytes, parsed strictly
+(reading.py: no key twice, no NaN), and checks every field the engine uses: numbers are
+finite numbers (never "0.9", true or null), metrics and checks are shares from 0 to 1, an
+answerable question has metrics and an unanswerable one none, every evaluated question has
+the metrics `settings.metrics` lists, each question appears once, and the recorded settings
+and receipt have the types the gate reads. A hand-edited or truncated baseline is an error
+naming the field (exit 2), never a traceback or a silently wrong comparison. Whether its
+numbers agree with each other is the gate's check (gate/integrity.py).
 """
 
 from __future__ import annotations
@@ -45,10 +52,12 @@ from typing import Any, TypeVar
 
 from ..errors import EvalInputError
 from .files import write_atomic
+from .reading import REPORT_LIMIT, parse_json, read_data
 
 FORMAT = "rag-eval-report"
 VERSION = 2
 READS = (1, 2)  # format versions this tool reads (1: before the baseline form existed)
+SLACK = 1e-9  # a share read back may exceed [0, 1] by this much (float rounding of a mean)
 T = TypeVar("T")
 
 
@@ -270,16 +279,40 @@ class _Parser:
             raise self.fail(where, f"must be true or false, got {value!r:.60}")
         return value
 
-    def integer(self, value: object, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.fail(where, f"must be a whole number >= 0, got {value!r:.60}")
+    def integer(self, value: object, where: str, least: int = 0) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise self.fail(where, f"must be a whole number >= {least}, got {value!r:.60}")
         return value
 
     def number(self, value: object, where: str) -> float:
-        # NaN or an infinity never compares as a regression: refuse it here.
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        # NaN or an infinity never compares as a regression: refuse it here. A string such as
+        # "0.9" or true is refused too: it is not what `eval` writes, so it was typed by hand.
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(where, f"must be a number, got {value!r:.60}")
+        try:
+            number = float(value)  # an integer past float's range raises OverflowError
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
             raise self.fail(where, f"must be a finite number, got {value!r:.60}")
-        return float(value)
+        return number
+
+    def share(self, value: object, where: str) -> float:
+        """A metric or a check: every one the tool computes is a share, from 0 to 1 (SLACK
+        allows for the last bits of a mean)."""
+        number = self.number(value, where)
+        if not -SLACK <= number <= 1 + SLACK:
+            raise self.fail(where, f"must be a number from 0 to 1 (a metric or a check), got {value!r:.60}")
+        return number
+
+    def shares(self, value: object, where: str) -> dict[str, float]:
+        return self.mapping(value, self.share, where)
+
+    def text_or_null(self, value: object, where: str) -> str | None:
+        return self.optional(value, self.string, where)
+
+    def number_or_null(self, value: object, where: str) -> float | None:
+        return self.optional(value, self.number, where)
 
     def optional(self, value: object, read: Callable[[object, str], T], where: str) -> T | None:
         return None if value is None else read(value, where)
@@ -302,7 +335,7 @@ class _Parser:
         return SliceResult(
             self.integer(self.get(data, "questions", where), f"{where}.questions"),
             self.integer(self.get(data, "evaluated", where), f"{where}.evaluated"),
-            self.optional(self.get(data, "metrics", where), self.numbers, f"{where}.metrics"),
+            self.optional(self.get(data, "metrics", where), self.shares, f"{where}.metrics"),
         )
 
     def numbers(self, value: object, where: str) -> dict[str, float]:
@@ -333,10 +366,10 @@ class _Parser:
             text=self.string(at("text"), f"{where}.text"),
             abstained=self.boolean(at("abstained"), f"{where}.abstained"),
             contexts=self.listed(at("contexts"), self.string, f"{where}.contexts"),
-            abstention=self.number(at("abstention"), f"{where}.abstention"),
-            key_facts=self.optional(at("key_facts"), self.number, f"{where}.key_facts"),
+            abstention=self.share(at("abstention"), f"{where}.abstention"),
+            key_facts=self.optional(at("key_facts"), self.share, f"{where}.key_facts"),
             missing_facts=self.listed(at("missing_facts"), self.string, f"{where}.missing_facts"),
-            faithfulness=self.optional(at("faithfulness"), self.number, f"{where}.faithfulness"),
+            faithfulness=self.optional(at("faithfulness"), self.share, f"{where}.faithfulness"),
             claims=self.integer(at("claims"), f"{where}.claims"),
             unsupported=self.listed(at("unsupported"), self.unsupported, f"{where}.unsupported"),
         )
@@ -349,17 +382,22 @@ class _Parser:
         def at(key: str) -> Any:
             return self.get(data, key, where)
 
+        answerable = self.boolean(at("answerable"), f"{where}.answerable")
+        metrics = self.optional(at("metrics"), self.shares, f"{where}.metrics")
+        if answerable != (metrics is not None):  # evaluate() leaves out exactly the unanswerable
+            problem = "is null, but the question is answerable" if answerable else "must be null"
+            raise self.fail(f"{where}.metrics", f"{problem} (only unanswerable questions have no metrics)")
         return QuestionResult(
             id=qid,
             question=self.string(at("question"), f"{where}.question"),
             tags=self.listed(at("tags"), self.string, f"{where}.tags"),
-            answerable=self.boolean(at("answerable"), f"{where}.answerable"),
+            answerable=answerable,
             must_pass=self.boolean(at("must_pass"), f"{where}.must_pass"),
             relevant=self.mapping(at("relevant"), self.integer, f"{where}.relevant"),
             retrieved=self.listed(at("retrieved"), self.hit, f"{where}.retrieved"),
             found=self.listed(at("found"), self.string, f"{where}.found"),
             missing=self.listed(at("missing"), self.string, f"{where}.missing"),
-            metrics=self.optional(at("metrics"), self.numbers, f"{where}.metrics"),
+            metrics=metrics,
             checks=self.optional(at("checks"), self.flags, f"{where}.checks"),
             answer=self.optional(data.get("answer"), self.answer, f"{where}.answer"),
             relevant_ranks=self.optional(data.get("relevant_ranks"), self.ranks, f"{where}.relevant_ranks"),
@@ -373,7 +411,7 @@ class _Parser:
         return HoldoutResult(
             self.string(self.get(data, "file", where), f"{where}.file"),
             self.counts(self.get(data, "counts", where), f"{where}.counts"),
-            self.numbers(self.get(data, "aggregate", where), f"{where}.aggregate"),
+            self.shares(self.get(data, "aggregate", where), f"{where}.aggregate"),
             self.numbers(self.get(data, "gap", where), f"{where}.gap"),
         )
 
@@ -387,20 +425,88 @@ class _Parser:
                 + " and ".join(str(v) for v in READS),
                 self.fix,
             )
-        settings = self.as_object(self.get(value, "settings", ""), "settings")
-        self.integer(self.get(settings, "k", "settings"), "settings.k")
-        self.listed(settings.get("metrics", []), self.string, "settings.metrics")
+        settings = self.settings(self.get(value, "settings", ""), "settings")
         comparison = value.get("comparison")
+        questions = self.listed(self.get(value, "questions", ""), self.row, "questions")
+        self.same_metrics(questions, settings)
         return Report(
             settings=settings,
             counts=self.counts(self.get(value, "counts", ""), "counts"),
-            aggregate=self.numbers(self.get(value, "aggregate", ""), "aggregate"),
+            aggregate=self.shares(self.get(value, "aggregate", ""), "aggregate"),
             slices=self.mapping(self.get(value, "slices", ""), self.slice, "slices"),
-            receipt=self.as_object(value.get("receipt", {}), "receipt"),
-            questions=self.listed(self.get(value, "questions", ""), self.row, "questions"),
+            receipt=self.receipt(value.get("receipt", {}), "receipt"),
+            questions=questions,
             comparison=None if comparison is None else self.as_object(comparison, "comparison"),
             holdout=self.optional(value.get("holdout"), self.holdout, "holdout"),
         )
+
+    def present(
+        self, data: dict[str, Any], key: str, read: Callable[[object, str], object], where: str
+    ) -> None:
+        """Check `data[key]` with `read` when the key is there (older reports may lack it)."""
+        if key in data:
+            read(data[key], f"{where}.{key}")
+
+    def settings(self, value: object, where: str) -> dict[str, Any]:
+        """The recorded settings, kept as the JSON object they are (their layout follows
+        eval.toml), with every field the engine reads checked: k, depth, metrics, the
+        judge, the declared stochastic parts and the tables shown in the reports."""
+        data = self.as_object(value, where)
+        self.integer(self.get(data, "k", where), f"{where}.k", least=1)
+        self.present(data, "depth", lambda v, w: self.integer(v, w, least=1), where)
+        self.present(data, "metrics", lambda v, w: self.listed(v, self.string, w), where)
+        for table in ("tokenizer", "stats", "generation"):
+            self.present(data, table, self.as_object, where)
+        self.present(data, "retriever", self.retriever, where)
+        self.present(data, "judge", lambda v, w: self.optional(v, self.judge, w), where)
+        self.present(data, "stochastic", lambda v, w: self.optional(v, self.stochastic, w), where)
+        stats = data.get("stats") or {}
+        self.present(stats, "min_slice_size", self.integer, f"{where}.stats")
+        return data
+
+    def retriever(self, value: object, where: str) -> None:
+        data = self.as_object(value, where)
+        self.present(data, "name", self.string, where)
+        self.present(data, "options", self.as_object, where)
+
+    def judge(self, value: object, where: str) -> None:
+        data = self.as_object(value, where)
+        for key in ("name", "model", "revision"):
+            self.present(data, key, self.text_or_null, where)
+        self.present(data, "threshold", self.number_or_null, where)
+
+    def stochastic(self, value: object, where: str) -> None:
+        data = self.as_object(value, where)
+        self.present(data, "parts", lambda v, w: self.listed(v, self.string, w), where)
+        self.present(data, "repeats", lambda v, w: self.integer(v, w, least=1), where)
+        self.present(data, "noise", self.numbers, where)
+
+    def receipt(self, value: object, where: str) -> dict[str, Any]:
+        """The receipt, kept as its JSON object, with each recorded field checked (a missing
+        one is "not recorded", which the gate reports with its own fix)."""
+        data = self.as_object(value, where)
+        self.present(data, "sha256", lambda v, w: self.mapping(v, self.string, w), where)
+        self.present(data, "git_commit", self.text_or_null, where)
+        self.present(data, "judge", lambda v, w: self.optional(v, self.judge, w), where)
+        self.present(data, "versions", lambda v, w: self.mapping(v, self.string, w), where)
+        self.present(data, "seed", self.integer, where)
+        self.present(data, "k", lambda v, w: self.integer(v, w, least=1), where)
+        return data
+
+    def same_metrics(self, questions: list[QuestionResult], settings: dict[str, Any]) -> None:
+        """Each question once; each evaluated question has the metrics the settings list."""
+        seen: set[str] = set()
+        names = settings.get("metrics")
+        for row in questions:
+            if row.id in seen:
+                raise self.fail(f"question {row.id!r}", "appears twice (each question has one row)")
+            seen.add(row.id)
+            if names is not None and row.metrics is not None and sorted(row.metrics) != sorted(names):
+                raise self.fail(
+                    f"question {row.id!r}.metrics",
+                    f"holds {', '.join(sorted(row.metrics)) or 'nothing'}; settings.metrics lists "
+                    f"{', '.join(sorted(names)) or 'nothing'}",
+                )
 
 
 def dumps(report: Report) -> str:
@@ -423,16 +529,13 @@ def write_report(path: Path, report: Report) -> None:
 def read_report(path: Path, *, what: str = "baseline") -> Report:
     """Read a report written by `write_report`; EvalInputError if missing or not one."""
     fix = "make it with `nox -s baseline` and commit it" if what == "baseline" else "run `nox -s eval`"
+    # A regular file of at most REPORT_LIMIT bytes, parsed strictly (reading.py): a key given
+    # twice, NaN, nesting past the recursion limit are each an error naming the file.
+    raw = read_data(path, f"{what} report", limit=REPORT_LIMIT, missing_fix=fix)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EvalInputError(path, f"the {what} report does not exist", fix) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise EvalInputError(path, f"cannot read the {what} report: {error}", fix) from None
-    except json.JSONDecodeError as error:
-        raise EvalInputError(
-            path, f"the {what} report is not valid JSON: {error.msg}", fix, error.lineno
-        ) from None
-    except RecursionError:
-        raise EvalInputError(path, f"the {what} report nests too deeply to be a report", fix) from None
+        text = raw.decode("utf-8-sig")  # a byte-order mark from an editor is harmless
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise EvalInputError(path, f"the {what} report is not valid UTF-8", fix, line) from None
+    data = parse_json(text, path, fix, prefix=f"the {what} report is ")
     return Report.from_dict(data, path, what)

@@ -15,6 +15,11 @@ Scored runs are ranked exactly as trec_eval ranks them (`ranking.trec_order`: sc
 descending, then document id descending); like trec_eval we ignore the rank column. A run
 without a name of its own (a JSON `{qid: ...}` file) is named after its file: `bm25.json`
 is run `bm25`. Anything we cannot read raises EvalInputError with file, line and fix.
+
+Scores are numbers: in JSON a string ("6.47") or a boolean (true) is refused, in TREC text
+a field that is not a plain decimal number (`6.47`, `-1e-3`; not `nan`, `1_0` or digits of
+another script, which other tools would read otherwise). Reading is linear in the file's
+size: the line of a JSON key is looked up only when an error names it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +90,11 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+# The line of a JSON key for an error message, computed only when the error is raised:
+# finding it scans the text, so computing it for every key would make reading quadratic.
+Where = Callable[[], int | None]
+
+
 def _line_of(text: str, *keys: str) -> int | None:
     """Best-effort line of the nested object key path `keys` (None when it cannot be found)."""
     offset = 0
@@ -124,11 +135,15 @@ def _load_json(path: Path, text: str, fix: str) -> dict[str, Any]:
     return value
 
 
-def _check_id(path: Path, value: Any, what: str, line: int | None) -> str:
+def _at(text: str, *keys: str) -> Where:
+    return lambda: _line_of(text, *keys)
+
+
+def _check_id(path: Path, value: Any, what: str, where: Where) -> str:
     # Ids must survive a round trip through TREC text, whose columns are split on whitespace.
     if not isinstance(value, str) or not value or any(c.isspace() for c in value):
         raise EvalInputError(
-            path, f"{what} must be a non-empty string without spaces, got {value!r}", "fix the id", line
+            path, f"{what} must be a non-empty string without spaces, got {value!r}", "fix the id", where()
         )
     return value
 
@@ -139,6 +154,12 @@ def _is_number(value: Any) -> bool:
 
 GRADES = "an integer from -1000 to 1000"
 GRADE_FIX = "write grades like 0 (not relevant), 1, 2, 3"
+
+
+# What trec_eval's C reader takes as a number, in ASCII: Python's float() and int() also take
+# "1_000", "nan", "infinity" and digits of other scripts, which no other tool reads the same.
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def _grade(value: Any) -> int:
@@ -192,6 +213,8 @@ def load_qrels(path: Path) -> AllQrels:
                     number,
                 )
             try:
+                if not _INTEGER.fullmatch(grade):
+                    raise ValueError(grade)
                 qrels.setdefault(qid, {})[doc_id] = _grade(int(grade))
             except ValueError:
                 raise EvalInputError(
@@ -200,19 +223,22 @@ def load_qrels(path: Path) -> AllQrels:
             seen[qid, doc_id] = number
         return qrels
     for qid, judged in _load_json(path, text, QRELS_FIX).items():
-        line = _line_of(text, qid)
-        _check_id(path, qid, "a query id", line)
+        where = _at(text, qid)
+        _check_id(path, qid, "a query id", where)
         if isinstance(judged, list):
-            ids = [_check_id(path, doc_id, f"query {qid!r}: a document id", line) for doc_id in judged]
-            duplicates = sorted({doc_id for doc_id in ids if ids.count(doc_id) > 1})
+            ids = [_check_id(path, doc_id, f"query {qid!r}: a document id", where) for doc_id in judged]
+            duplicates = sorted(doc_id for doc_id, count in Counter(ids).items() if count > 1)
             if duplicates:
                 raise EvalInputError(
-                    path, f"query {qid!r} lists {duplicates[0]!r} twice", "list each relevant id once", line
+                    path,
+                    f"query {qid!r} lists {duplicates[0]!r} twice",
+                    "list each relevant id once",
+                    where(),
                 )
             judged = dict.fromkeys(ids, 1)
         elif isinstance(judged, dict):
             for doc_id, grade in judged.items():
-                _check_id(path, doc_id, f"query {qid!r}: a document id", line)
+                _check_id(path, doc_id, f"query {qid!r}: a document id", where)
                 try:
                     _grade(grade)
                 except ValueError:
@@ -229,14 +255,14 @@ def load_qrels(path: Path) -> AllQrels:
                     :200
                 ],
                 'write e.g. "q1": ["doc-a"] or "q1": {"doc-a": 2}',
-                line,
+                where(),
             )
         if not judged:
             raise EvalInputError(
                 path,
                 f"query {qid!r} has no judged documents",
                 "label its relevant documents or remove it",
-                line,
+                where(),
             )
         qrels[qid] = judged
     return qrels
@@ -244,34 +270,35 @@ def load_qrels(path: Path) -> AllQrels:
 
 def _ranking(path: Path, text: str, value: Any, keys: tuple[str, ...]) -> list[str]:
     """One query's ranking from a JSON list of ids or an object of scores."""
-    where = "/".join(keys)
-    line = _line_of(text, *keys)
+    name = "/".join(keys)
+    where = _at(text, *keys)
     if isinstance(value, list):
-        ranking = [_check_id(path, doc_id, f"{where}: a document id", line) for doc_id in value]
+        ranking = [_check_id(path, doc_id, f"{name}: a document id", where) for doc_id in value]
         if len(set(ranking)) != len(ranking):
-            first = next(doc_id for doc_id in ranking if ranking.count(doc_id) > 1)
+            first = next(doc_id for doc_id, count in Counter(ranking).items() if count > 1)
             raise EvalInputError(
-                path, f"{where} ranks {first!r} twice", "rank each document at most once per query", line
+                path, f"{name} ranks {first!r} twice", "rank each document at most once per query", where()
             )
         return ranking
     if isinstance(value, dict):
         hits = []
         for doc_id, score in value.items():
-            _check_id(path, doc_id, f"{where}: a document id", line)
+            _check_id(path, doc_id, f"{name}: a document id", where)
             if not _is_number(score) or not math.isfinite(_as_float(score)):
+                kind = f" (a {type(score).__name__}, not a number)" if not _is_number(score) else ""
                 raise EvalInputError(
                     path,
-                    f"{where}: score of {doc_id!r} must be a finite number, got {score!r}",
-                    "fix the score",
-                    line,
+                    f"{name}: score of {doc_id!r} must be a finite number, got {score!r}{kind}"[:300],
+                    "write the score as a JSON number, e.g. 6.47 (no quotes)",
+                    _line_of(text, *keys, doc_id),
                 )
             hits.append(Hit(doc_id, _as_float(score)))
         return [hit.doc_id for hit in trec_order(hits)]
     raise EvalInputError(
         path,
-        f"{where}: expected a list of ids or an object of scores, got {value!r}"[:200],
+        f"{name}: expected a list of ids or an object of scores, got {value!r}"[:200],
         'write e.g. "q1": ["doc-a", "doc-b"] or "q1": {"doc-a": 1.5}',
-        line,
+        where(),
     )
 
 
@@ -283,7 +310,11 @@ def _as_float(number: float) -> float:
 
 
 def _is_ranking(value: Any) -> bool:
-    return isinstance(value, list) or (isinstance(value, dict) and all(map(_is_number, value.values())))
+    """A list of ids, or an object of scores: of anything but lists and objects, so that a
+    score written as a string is refused as a score, not read as a run of another shape."""
+    return isinstance(value, list) or (
+        isinstance(value, dict) and not any(isinstance(v, dict | list) for v in value.values())
+    )
 
 
 def load_runs(path: Path) -> dict[str, Run]:
@@ -307,13 +338,13 @@ def load_runs(path: Path) -> dict[str, Run]:
                     "rank each document at most once per query",
                     number,
                 )
-            try:
-                value = float(score)
-            except ValueError:
-                value = math.nan
+            value = float(score) if _DECIMAL.fullmatch(score) else math.nan
             if not math.isfinite(value):
                 raise EvalInputError(
-                    path, f"score must be a finite number, got {score!r}", "fix the score", number
+                    path,
+                    f"score must be a finite decimal number, got {score!r}",
+                    "write the score like 6.47 or -1.5e-3",
+                    number,
                 )
             seen[tag, qid, doc_id] = number
             scored.setdefault(tag, {}).setdefault(qid, {})[doc_id] = value
@@ -328,7 +359,7 @@ def load_runs(path: Path) -> dict[str, Run]:
     if all(_is_ranking(value) for value in data.values()):  # one run: {qid: ranking}
         return {
             path.stem: {
-                _check_id(path, qid, "a query id", _line_of(text, qid)): _ranking(path, text, value, (qid,))
+                _check_id(path, qid, "a query id", _at(text, qid)): _ranking(path, text, value, (qid,))
                 for qid, value in data.items()
             }
         }
@@ -342,7 +373,7 @@ def load_runs(path: Path) -> dict[str, Run]:
                 _line_of(text, name),
             )
         runs[name] = {
-            _check_id(path, qid, f"run {name!r}: a query id", _line_of(text, name, qid)): _ranking(
+            _check_id(path, qid, f"run {name!r}: a query id", _at(text, name, qid)): _ranking(
                 path, text, value, (name, qid)
             )
             for qid, value in run.items()

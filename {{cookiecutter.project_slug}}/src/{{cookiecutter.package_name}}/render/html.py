@@ -5,15 +5,22 @@ SVG drawn here (no plotting library, no JavaScript, no fonts or CDN), each scale
 page's width (a viewBox), so the page never scrolls sideways, at 10 questions or 10,000:
   - per-slice bars: each tag's mean, baseline vs now, for every gated metric;
   - per-question deltas: every question's change, sorted, for every gated metric.
-Every piece of text from the data is escaped, so a question containing "<script>" prints as
-text.
+Every piece of text from the data goes through `text` where it meets the layout, so a question
+containing "<script>" prints as text.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from .view import DeltaSeries, GateView, MetricRow, QuestionIssue, SliceRow, cut
+from .view import DeltaSeries, GateView, MetricRow, QuestionIssue, SliceRow, cut, show_controls
+
+
+def text(value: str) -> str:
+    """Data as inert HTML: control characters shown as escapes, then `<`, `>`, `&` and both
+    quotes escaped (safe in element text and in attribute values alike)."""
+    return escape(show_controls(value))
+
 
 BASELINE_COLOUR = "#b8c2cc"
 NOW_COLOUR = "#2f6db5"
@@ -49,7 +56,7 @@ def _slice_bars(rows: list[SliceRow], index: int) -> str:
         y = i * row_h + 4
         was, now = row.bars[index]
         label = row.tag if len(row.tag) <= 20 else row.tag[:19] + "…"
-        name = f"{escape(label)} (n={row.n})<title>{escape(row.tag)}</title>"
+        name = f"{text(label)} (n={row.n})<title>{text(row.tag)}</title>"
         parts.append(f'<text x="0" y="{y + 13}">{name}</text>')
         if was is not None:
             parts.append(
@@ -85,7 +92,7 @@ def _delta_bars(series: DeltaSeries) -> str:
         parts.append(f'<text x="{left - 6}" y="{mid - value * half + 4}" text-anchor="end">{label}</text>')
     for i, (delta, qid) in enumerate(deltas):
         x = left + i * step
-        title = f"<title>{escape(qid)}: {delta:+.3f}</title>"
+        title = f"<title>{text(qid)}: {delta:+.3f}</title>"
         if abs(delta) < 1e-12:  # unchanged: a tick on the axis, so every question is visible
             tick = f'x="{x:.2f}" y="{mid - 1}" width="{bar:.2f}" height="2"'
             parts.append(f'<rect {tick} fill="#889">{title}</rect>')
@@ -111,16 +118,16 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def _metric_table(view: GateView) -> str:
     rows = []
     for row in view.metrics:
-        verdict = f'<b class="fail">FAIL</b> ({escape(row.failed)})' if row.failed else "ok"
-        rows.append([*(escape(cell) for cell in row.cells), verdict])
+        verdict = f'<b class="fail">FAIL</b> ({text(row.failed)})' if row.failed else "ok"
+        rows.append([*(text(cell) for cell in row.cells), verdict])
     return _table([*MetricRow.HEADER, "verdict"], rows)
 
 
 def _issue(issue: QuestionIssue, limit: int) -> str:
-    details = "".join(f'<li class="detail">{escape(d)}</li>' for d in cut(issue.details, limit))
+    details = "".join(f'<li class="detail">{text(d)}</li>' for d in cut(issue.details, limit))
     return (
-        f"<li><b>{escape(issue.label)}</b> <code>{escape(issue.id)}</code> {escape(issue.question)}: "
-        f"{escape('; '.join(issue.reasons))}{f'<ul>{details}</ul>' if details else ''}</li>"
+        f"<li><b>{text(issue.label)}</b> <code>{text(issue.id)}</code> {text(issue.question)}: "
+        f"{text('; '.join(issue.reasons))}{f'<ul>{details}</ul>' if details else ''}</li>"
     )
 
 
@@ -133,12 +140,12 @@ def html_report(view: GateView) -> str:
     body = [
         f"<h1>{verdict}</h1>",
         f"<p>{counts.evaluated} of {counts.questions} questions evaluated. "
-        f"{escape(view.rule[0].upper() + view.rule[1:])}.</p>",
-        f"<p>Tolerance: {escape(view.in_questions)}. {escape(view.correction)}. "
-        f"{escape(view.mde_text[0].upper() + view.mde_text[1:])}.</p>",
+        f"{text(view.rule[0].upper() + view.rule[1:])}.</p>",
+        f"<p>Tolerance: {text(view.in_questions)}. {text(view.correction)}. "
+        f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.</p>",
         _metric_table(view),
     ]
-    body += [f'<div class="warn">{escape(w)}</div>' for w in view.warnings]
+    body += [f'<div class="warn">{text(w)}</div>' for w in view.warnings]
     if view.slices:
         body.append(
             '<h2>Slices: mean per tag</h2><p class="key"><span style="background:'
@@ -146,24 +153,24 @@ def html_report(view: GateView) -> str:
             '<div class="charts">'
         )
         body += [
-            f"<figure><figcaption>{escape(m)}</figcaption>{_slice_bars(view.slices, i)}</figure>"
+            f"<figure><figcaption>{text(m)}</figcaption>{_slice_bars(view.slices, i)}</figure>"
             for i, m in enumerate(view.slice_metrics)
         ]
         body.append("</div>")
     if any(series.deltas for series in view.deltas):
         body.append('<h2>Per-question deltas (now &minus; baseline), sorted</h2><div class="charts">')
         body += [
-            f"<figure><figcaption>{escape(s.metric)}</figcaption>{_delta_bars(s)}</figure>"
+            f"<figure><figcaption>{text(s.metric)}</figcaption>{_delta_bars(s)}</figure>"
             for s in view.deltas
             if s.deltas
         ]
         body.append("</div>")
     if not view.passed:
         body.append("<h2>Why the gate failed</h2><ul>")
-        body += [f"<li><b>{escape(f.kind)}</b> {escape(f.message)}</li>" for f in view.problems]
+        body += [f"<li><b>{text(f.kind)}</b> {text(f.message)}</li>" for f in view.problems]
         shown, more = view.shown(view.blocking_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]
-        body += [f"<li>{escape(more)}</li>"] if more else []
+        body += [f"<li>{text(more)}</li>"] if more else []
         body.append("</ul>")
     if view.listed_questions:
         body.append(
@@ -171,29 +178,29 @@ def html_report(view: GateView) -> str:
         )
         shown, more = view.shown(view.listed_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]
-        body += [f"<li>{escape(more)}</li>"] if more else []
+        body += [f"<li>{text(more)}</li>"] if more else []
         body.append("</ul>")
     if view.newly_passing:
-        items = "".join(f"<li>{escape(item)}</li>" for item in cut(view.newly_passing, view.max_listed))
+        items = "".join(f"<li>{text(item)}</li>" for item in cut(view.newly_passing, view.max_listed))
         body.append(f"<h2>Newly passing</h2><ul>{items}</ul>")
     if view.notes:
-        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in view.notes) + "</ul>")
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{text(n)}</li>" for n in view.notes) + "</ul>")
     if view.slices:
         rows = []
         for srow in view.slices:
-            cells = [escape(srow.tag), str(srow.n)]
+            cells = [text(srow.tag), str(srow.n)]
             for cell in srow.cells:
                 mark = ' <b class="fail">↓</b>' if cell.significant_drop else ""
-                cells.append("&ndash;" if cell.text is None else escape(cell.text) + mark)
+                cells.append("&ndash;" if cell.text is None else text(cell.text) + mark)
             rows.append(cells)
         body.append("<h2>Slices: now (delta, adjusted p; &ndash; too few to test)</h2>")
-        body.append(_table(["tag", "n", *(escape(m) for m in view.slice_metrics)], rows))
+        body.append(_table(["tag", "n", *(text(m) for m in view.slice_metrics)], rows))
     if view.holdout:
         body.append(f"<h2>Holdout: {view.holdout_evaluated} questions; gap = dev &minus; holdout</h2>")
-        rows = [[escape(n), f"{dev:.3f}", f"{held:.3f}", f"{gap:+.3f}"] for n, dev, held, gap in view.holdout]
+        rows = [[text(n), f"{dev:.3f}", f"{held:.3f}", f"{gap:+.3f}"] for n, dev, held, gap in view.holdout]
         body.append(_table(["metric", "dev", "holdout", "gap"], rows))
     body.append("<h2>Receipt</h2>")
-    receipt = [[escape(what), f"<code>{escape(value)}</code>"] for what, value in view.receipt]
+    receipt = [[text(what), f"<code>{text(value)}</code>"] for what, value in view.receipt]
     body.append(_table(["what", "value"], receipt))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

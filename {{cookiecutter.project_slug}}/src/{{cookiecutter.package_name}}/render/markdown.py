@@ -1,8 +1,9 @@
 """The gate's verdict as markdown, for the pull request: GitHub shows $GITHUB_STEP_SUMMARY on
 the run's page. Laid out from the same `GateView` as the console and the HTML page.
 
-Text from the data is escaped: no HTML, link or image in a question, tag or id can act in
-the rendered summary.
+Text from the data goes through `text` (or `code`, for ids) wherever it meets the layout: no
+HTML, link, image, control character or table-breaking `|` or newline in a question, tag,
+id, answer or reason can act in the rendered summary.
 """
 
 from __future__ import annotations
@@ -11,21 +12,35 @@ import os
 import re
 from pathlib import Path
 
+from ..errors import EvalInputError
 from ..inputs.files import write_atomic
-from .view import GateView, MetricRow, QuestionIssue, cut
+from .view import GateView, MetricRow, QuestionIssue, cut, show_controls
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|!#])")
+_PLAIN_ID = re.compile(r"[A-Za-z0-9._:/@+-]+")  # an id a code span shows as it is
 
 
 def text(value: object) -> str:
-    """Data as inert markdown on one line: HTML escaped, markdown syntax backslash-escaped."""
-    flat = " ".join(str(value).split())
+    """Data as inert markdown on one line, for any cell or sentence of the summary: control
+    characters shown as escapes, every run of whitespace (newlines too: a table row stays one
+    row) one space, HTML escaped (no tag, entity or autolink `<...>`), and the characters of
+    markdown syntax backslash-escaped (no link, image, emphasis, code, heading or `|` cell
+    break). A bare `http://` address may still show as a plain link (GitHub links them); it
+    shows its own address and loads nothing."""
+    flat = " ".join(show_controls(str(value)).split())
     flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", flat)
 
 
+def code(value: str) -> str:
+    """An id in code style when it is made of plain characters; otherwise as `text` (a code
+    span cannot escape a backtick or a `|`, and shows backslashes literally)."""
+    return f"`{value}`" if _PLAIN_ID.fullmatch(value) else text(value)
+
+
 def _issue(issue: QuestionIssue, limit: int) -> list[str]:
-    head = f"- **{text(issue.label)}** `{issue.id}` {text(issue.question)}: " + text("; ".join(issue.reasons))
+    reasons = text("; ".join(issue.reasons))
+    head = f"- **{text(issue.label)}** {code(issue.id)} {text(issue.question)}: {reasons}"
     return [head, *(f"  - {text(detail)}" for detail in cut(issue.details, limit))]
 
 
@@ -45,7 +60,7 @@ def markdown_summary(view: GateView) -> str:
         "|---|---:|---:|---:|---|---:|---:|---:|---|",
     ]
     for row in view.metrics:
-        verdict = f"**FAIL** ({row.failed})" if row.failed else "ok"
+        verdict = f"**FAIL** ({text(row.failed)})" if row.failed else "ok"
         lines.append("| " + " | ".join([*(text(cell) for cell in row.cells), verdict]) + " |")
     lines += [
         "",
@@ -110,8 +125,15 @@ def write_summary(summary: str, default: Path) -> Path:
     write `default` atomically. Returns where it went."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
-        with open(target, "a", encoding="utf-8") as out:
-            out.write(summary)
+        try:
+            with open(target, "a", encoding="utf-8") as out:
+                out.write(summary)
+        except OSError as error:  # a folder, a missing parent, no permission
+            raise EvalInputError(
+                Path(target),
+                f"cannot append the step summary ($GITHUB_STEP_SUMMARY): {error.strerror}",
+                "point GITHUB_STEP_SUMMARY at a writable file, or unset it to write " + str(default),
+            ) from None
         return Path(target)
     write_atomic(default, summary)
     return default

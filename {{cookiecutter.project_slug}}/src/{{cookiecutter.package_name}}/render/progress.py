@@ -1,6 +1,7 @@
 """Progress bars for the long steps of a run (indexing, searching, answering, judging).
 
-Drawn on stderr with tqdm, and only when both stdout and stderr are terminals and the
+Drawn on stderr with tqdm (the raw stream: a bar redraws itself with CR and ESC, which
+the command line's inert console would escape), and only when both stdout and stderr are terminals and the
 command was not given `--quiet`: in CI logs, pipes and tests a run prints nothing extra.
 """
 
@@ -12,6 +13,8 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from tqdm import tqdm
+
+from .console import raw_stream
 
 T = TypeVar("T")
 
@@ -32,7 +35,9 @@ class Progress:
         if not self.enabled:
             yield from items
             return
-        with tqdm(items, desc=what, unit="q", file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
+        with tqdm(
+            items, desc=what, unit="q", file=raw_stream(sys.stderr), leave=False, dynamic_ncols=True
+        ) as bar:
             yield from bar
 
     @contextmanager
@@ -42,7 +47,9 @@ class Progress:
         if not self.enabled:
             yield
             return
-        with tqdm(total=1, desc=what, file=sys.stderr, leave=False, bar_format="{desc}: {elapsed}") as bar:
+        with tqdm(
+            total=1, desc=what, file=raw_stream(sys.stderr), leave=False, bar_format="{desc}: {elapsed}"
+        ) as bar:
             yield
             bar.update(1)
 

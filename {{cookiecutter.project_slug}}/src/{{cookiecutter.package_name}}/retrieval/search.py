@@ -1,8 +1,9 @@
 """Ask the retriever every golden question and check each answer against the contract.
 
-A retriever that breaks the contract (see `api.Retriever`) or raises stops the run with
-EvalInputError naming the question and its golden-set line: exit 2, never a traceback and
-never a number computed from a broken ranking.
+A retriever that breaks the contract (see `api.Retriever`), raises, exits or runs past the
+[run] timeout (every call goes through calls.py) stops the run with EvalInputError naming the
+question and its golden-set line: exit 2, never a traceback and never a number computed from
+a broken ranking.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from ..api import Document, Hit, Retriever
 from ..errors import EvalInputError
 from ..inputs.data import Question
+from .calls import call, failure
 from .ranking import RetrieverOutputError, check_hits, search_many_of
 
 
@@ -27,9 +29,9 @@ def _search_many(
         return None
     fix = "fix search_many() in retriever.py, or remove it to have search() called per question"
     try:
-        answered: object = many([question.question for question in questions], depth)
-    except Exception as error:  # a crash in the team's own retriever: exit 2, not a traceback
-        raise EvalInputError(golden, f"search_many raised {type(error).__name__}: {error}", fix) from error
+        answered: object = call(many, [question.question for question in questions], depth)
+    except Exception as error:  # a crash, exit or hang of the team's own retriever: exit 2
+        raise EvalInputError(golden, f"search_many {failure(error)}", fix) from error
     if not isinstance(answered, list | tuple) or len(answered) != len(questions):
         got = f"{len(answered)} lists" if isinstance(answered, list | tuple) else type(answered).__name__
         raise EvalInputError(
@@ -55,7 +57,7 @@ def retrieve_all(
     ranked = []
     for i, question in enumerate(track(questions)):
         try:
-            found = answered[i] if answered is not None else retriever.search(question.question, depth)
+            found = answered[i] if answered is not None else call(retriever.search, question.question, depth)
             hits = check_hits(found, depth, corpus)
         except RetrieverOutputError as error:
             raise EvalInputError(
@@ -64,10 +66,10 @@ def retrieve_all(
                 f"fix {method} in retriever.py (see the rules in its docstring)",
                 question.line,
             ) from None
-        except Exception as error:  # a crash in the team's own retriever: name the question
+        except Exception as error:  # a crash, exit or hang of the team's own retriever: name the question
             raise EvalInputError(
                 golden,
-                f"question {question.id!r}: the retriever raised {type(error).__name__}: {error}",
+                f"question {question.id!r}: the retriever {failure(error)}",
                 "fix search() in retriever.py; this question reproduces it",
                 question.line,
             ) from error

@@ -8,6 +8,7 @@ against the schema and hands the engine a `Config`.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -16,13 +17,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..answers.settings import JudgeSettings
+from ..answers.settings import JudgeSettings, JudgeTable
 from ..errors import EvalInputError
+from ..inputs.reading import CONFIG_LIMIT, read_data
 from ..retrieval.names import Metric
 from ..retrieval.tokens import TokenizerSettings
 from .explain import explain
 from .lines import line_of
-from .schema import DataSettings, DisplaySettings, EvalFile, GateSettings, RetrievalSettings, StatsSettings
+from .schema import (
+    DataSettings,
+    DisplaySettings,
+    EvalFile,
+    GateSettings,
+    RetrievalSettings,
+    RunSettings,
+    StatsSettings,
+)
 
 __all__ = ["DEFAULT_PATH", "Config", "GateSettings", "StatsSettings", "load_config"]
 
@@ -42,9 +52,18 @@ class Config:
     stats: StatsSettings
     generation: dict[str, Any]  # [generation]: the generator's options
     judge: JudgeSettings
+    run: RunSettings
     display: DisplaySettings
     metrics: list[Metric]  # every metric computed, in report order
     text: str = field(default="", repr=False, compare=False)  # eval.toml as read
+    # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
+    # resolve symlinks, and an output written through one must be noticed (see `as_written`).
+    written: dict[tuple[str, str], Path] = field(default_factory=dict, repr=False, compare=False)
+
+    def as_written(self, table: str, key: str) -> Path:
+        """An output setting (("data", "report"), ("judge", "cache") ...) as written in the
+        file, relative to its folder, with symlinks not followed: where the write goes."""
+        return self.written.get((table, key)) or getattr(getattr(self, table), key)
 
     def line_of(self, *key: str) -> int | None:
         """The line of a setting or table of eval.toml, e.g. line_of("gate", "slices", tag)."""
@@ -98,16 +117,38 @@ class Config:
         return self.retrieval.depth
 
 
+# The settings that name a file the commands write (the baseline only by `baseline`): each
+# stays inside the project folder, never written through a symlink (run.check_outputs).
+OUTPUTS: dict[tuple[str, str], Any] = {
+    ("data", "baseline"): DataSettings,
+    ("data", "report"): DataSettings,
+    ("data", "summary"): DataSettings,
+    ("data", "html"): DataSettings,
+    ("judge", "cache"): JudgeTable,
+}
+
+
+def _written(tables: dict[str, Any], folder: Path) -> dict[tuple[str, str], Path]:
+    """Each output setting as written (or its default), joined to `folder` and normalised
+    without following symlinks. Called after validation: a value present is a path."""
+    written = {}
+    for (table, key), settings in OUTPUTS.items():
+        given = tables.get(table)
+        value = given.get(key) if isinstance(given, dict) else None
+        if not isinstance(value, str):
+            value = str(settings.__pydantic_fields__[key].default)
+        written[(table, key)] = Path(os.path.normpath(folder / value))
+    return written
+
+
 def load_config(path: Path = DEFAULT_PATH) -> Config:
     """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
     path = Path(path)
+    # A regular file of at most CONFIG_LIMIT bytes: a FIFO or a device is exit 2, not a hang.
+    raw = read_data(path, "config", limit=CONFIG_LIMIT, missing_fix="run from the project folder, or pass --config PATH")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalInputError(
-            path, "config file not found", "run from the project folder, or pass --config PATH"
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise EvalInputError(path, f"cannot read the config: {error}", "save it as UTF-8 text") from None
     try:
         data = tomllib.loads(text)
@@ -122,6 +163,12 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         file = EvalFile.model_validate(data, context={"folder": folder})
     except ValidationError as error:
         raise explain(error, path, text) from None
+    except (RuntimeError, OSError) as error:  # resolving a path met a symlink loop (3.11: RuntimeError)
+        raise EvalInputError(
+            path,
+            f"a path in it cannot be followed: {error}",
+            "remove that symlink loop, or name another file",
+        ) from None
     local = folder / file.judge.model  # the NLI model may be a folder next to eval.toml
     judge = JudgeSettings(
         **vars(file.judge),
@@ -130,4 +177,10 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         model_line=line_of(text, ("judge", "model")),
     )
     tables = {name: getattr(file, name) for name in EvalFile.model_fields}
-    return Config(**{**tables, "judge": judge}, path=path.resolve(), metrics=file.every_metric(), text=text)
+    return Config(
+        **{**tables, "judge": judge},
+        path=path.resolve(),
+        metrics=file.every_metric(),
+        text=text,
+        written=_written(data, folder),
+    )

@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
+from ..retrieval.calls import DEFAULT_TIMEOUT
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.tokens import TokenizerSettings
 
@@ -72,6 +73,13 @@ MetricName = Annotated[Metric, PlainValidator(_metric)]
 Component = Literal["retriever", "generator", "judge"]  # parts of the system that may be stochastic
 GateMetric = Annotated[Metric | str, PlainValidator(_gate_metric)]  # str: an answer check
 Share = Annotated[StrictFloat, Field(ge=0, le=1)]  # metrics, floors and thresholds are in [0, 1]
+
+# The bootstrap and the random sign patterns hold resamples x questions numbers at once: a cap on
+# each and on their product keeps the gate within a CI machine's memory (about 15 bytes a cell
+# measured: 100,000 resamples x 5,000 questions took 7.5 GB). The product is checked by the gate
+# (run.py), which knows how many questions it evaluated.
+MAX_RESAMPLES = 100_000
+MAX_RESAMPLED_CELLS = 100_000_000  # about 1.5 GB
 
 
 @dataclass(frozen=True, config=TABLE)
@@ -223,8 +231,9 @@ class StatsSettings:
     resamples: StrictInt = Field(
         default=10_000,
         ge=100,
-        le=1_000_000,
-        description="bootstrap resamples, and sign patterns when not enumerated",
+        le=MAX_RESAMPLES,
+        description="bootstrap resamples, and sign patterns when not enumerated; resamples x "
+        f"evaluated questions at most {MAX_RESAMPLED_CELLS:,} (memory: about 15 bytes each)",
     )
     exact_limit: StrictInt = Field(
         default=16,
@@ -235,6 +244,19 @@ class StatsSettings:
     seed: StrictInt = Field(default=20240601, ge=0, le=2**63 - 1, description="same seed, same numbers")
     min_slice_size: StrictInt = Field(
         default=5, ge=1, le=1_000_000, description="smaller slices get a warning and no significance test"
+    )
+
+
+@dataclass(frozen=True, config=TABLE)
+class RunSettings:
+    """[run]: how the team's code is called."""
+
+    timeout: StrictFloat = Field(
+        default=DEFAULT_TIMEOUT,
+        ge=0,
+        le=86_400,
+        description="seconds each call of search, search_many or answer may take before the run "
+        "stops with exit 2 naming the question (0: no limit; building the system has none)",
     )
 
 
@@ -264,6 +286,7 @@ class EvalFile(BaseModel):
     stats: StatsSettings
     generation: dict[str, Any] = Field(description="options passed to the generator")
     judge: JudgeTable
+    run: RunSettings
     display: DisplaySettings
 
     @model_validator(mode="before")

@@ -13,7 +13,7 @@ from conftest import TINY_CORPUS, TINY_GOLDEN, write_jsonl
 
 from {{ cookiecutter.package_name }}.api import Document
 from {{ cookiecutter.package_name }}.errors import EvalInputError
-from {{ cookiecutter.package_name }}.inputs.data import load_corpus, load_golden
+from {{ cookiecutter.package_name }}.inputs.data import MAX_GRADE, load_corpus, load_golden
 
 CORPUS = {d["id"]: Document(d["id"], d["text"], d["title"]) for d in TINY_CORPUS}
 GOOD_DOC = {"id": "doc-1", "title": "Title", "text": "Some text."}
@@ -118,6 +118,48 @@ def test_non_object_line_is_rejected(tmp_path: Path, line: str) -> None:
     assert "expected a JSON object" in str(error)
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id": "doc-2", "text": "first", "text": "second"}',  # the reader would keep "second"
+        '{"id": "doc-2", "id": "doc-3", "text": "x"}',
+    ],
+    ids=["text", "id"],
+)
+def test_a_key_given_twice_on_a_line_is_refused(tmp_path: Path, line: str) -> None:
+    """JSON readers keep the last of two equal keys without a word: an edited line could
+    silently mean something else. Refused, naming the line and the key."""
+    error = corpus_error(tmp_path, [GOOD_DOC, line])
+    assert_names_file_line_and_fix(error, tmp_path / "corpus.jsonl", 2)
+    assert "appears twice in one object" in str(error)
+
+
+def test_a_key_given_twice_in_a_nested_object_is_refused(tmp_path: Path) -> None:
+    """Two grades for one document: which one counts would be an accident of the reader."""
+    line = '{"id": "q1", "question": "SSO?", "relevant": {"sso-setup": 3, "sso-setup": 1}}'
+    error = golden_error(tmp_path, [line])
+    assert_names_file_line_and_fix(error, tmp_path / "golden.jsonl", 1)
+    assert "'sso-setup' appears twice" in str(error)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id": "doc-2", "text": ' + "[" * 200_000 + "]" * 200_000 + "}",
+        '{"id": "doc-2", "text": "x", "n": ' + '{"a": ' * 200_000 + "1" + "}" * 200_000 + "}",
+        '{"id": "doc-2", "text": "x", "n": NaN}',
+        '{"id": "doc-2", "text": "x", "n": ' + "9" * 5000 + "}",
+    ],
+    ids=["nested-lists", "nested-objects", "nan", "huge-number"],
+)
+def test_unusable_json_is_refused_with_its_line(tmp_path: Path, line: str) -> None:
+    """Nesting past the recursion limit, NaN and numbers too long to convert: exit 2 with the
+    line, never a RecursionError or ValueError traceback."""
+    error = corpus_error(tmp_path, [GOOD_DOC, line])
+    assert_names_file_line_and_fix(error, tmp_path / "corpus.jsonl", 2)
+    assert "not usable JSON" in str(error)
+
+
 def test_invalid_utf8_is_rejected_with_its_line(tmp_path: Path) -> None:
     """A Latin-1 'é' (byte 0xE9) on line 2 is reported, not decoded into mojibake."""
     raw = json.dumps(GOOD_DOC).encode() + b'\n{"id": "doc-2", "text": "caf\xe9"}\n'
@@ -140,6 +182,14 @@ def test_empty_files_are_rejected(tmp_path: Path, content: str) -> None:
     with pytest.raises(EvalInputError, match="the golden set is empty") as caught:
         load_golden(golden_path, CORPUS)
     assert_names_file_line_and_fix(caught.value, golden_path, None)
+
+
+def test_the_holdout_is_named_as_the_holdout(tmp_path: Path) -> None:
+    """The holdout has the golden set's format; its errors say which file it is."""
+    path = tmp_path / "holdout.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(EvalInputError, match="the holdout is empty"):
+        load_golden(path, CORPUS, "holdout")
 
 
 def test_missing_file_is_reported(tmp_path: Path) -> None:
@@ -199,12 +249,25 @@ def test_relevant_document_missing_from_corpus(tmp_path: Path) -> None:
     assert "'sso-set-up' is not in the corpus" in str(error)
 
 
-@pytest.mark.parametrize("grade", [0, -1, 1.5, "2", True, None])
-def test_grade_must_be_a_positive_integer(tmp_path: Path, grade: object) -> None:
-    """Grades are 1, 2 or 3; 0 means 'leave it out', and true/"2"/1.5 are typos."""
+@pytest.mark.parametrize("grade", [0, -1, 1.5, "2", True, None, MAX_GRADE + 1, 1024, 2**63])
+def test_grade_must_be_a_whole_number_up_to_the_cap(tmp_path: Path, grade: object) -> None:
+    """Grades are 1, 2 or 3 (at most MAX_GRADE); 0 means 'leave it out', true/"2"/1.5 are typos,
+    and 1024 or 2**63 would make ndcg_exp's gain 2**grade - 1 infinite (NaN metric) or crash."""
     error = golden_error(tmp_path, [{**GOOD_QUESTION, "relevant": {"sso-setup": grade}}])
     assert_names_file_line_and_fix(error, tmp_path / "golden.jsonl", 1)
-    assert "must be a positive integer" in str(error)
+    assert f"must be a whole number from 1 to {MAX_GRADE}" in str(error)
+
+
+def test_the_largest_grade_keeps_every_gain_exact() -> None:
+    """The cap's promise: 2**g - 1 summed over the deepest ranking is an exact float."""
+    deepest = 10_000  # the largest [retrieval] depth
+    total = deepest * (2**MAX_GRADE - 1)
+    assert float(total) == total and total < 2**53
+
+
+def test_the_largest_grade_is_accepted(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "golden.jsonl", [{**GOOD_QUESTION, "relevant": {"sso-setup": MAX_GRADE}}])
+    assert load_golden(path, CORPUS)[0].relevant == {"sso-setup": MAX_GRADE}
 
 
 def test_relevant_must_be_an_object(tmp_path: Path) -> None:

@@ -1,13 +1,22 @@
 # Engine test (the template's: `cruft update` keeps it current). It runs the shipped retriever
 # and the stand-in generator, never your retriever.py or generator.py: see tests/conftest.py.
-"""write_atomic: the whole new file or the old one, with the permissions a plain write gives."""
+"""write_atomic: the whole new file or the old one, with the permissions a plain write gives,
+through a temporary file .gitignore covers; check_output: an output never lands on an input,
+outside the project (when configured) or where no file can be."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from pathlib import Path
+from typing import Any
 
-from {{ cookiecutter.package_name }}.inputs.files import write_atomic
+import pytest
+from conftest import PROJECT_ROOT
+
+from {{ cookiecutter.package_name }}.errors import EvalInputError
+from {{ cookiecutter.package_name }}.inputs import files
+from {{ cookiecutter.package_name }}.inputs.files import check_output, write_atomic
 
 
 def test_written_file_has_the_mode_a_plain_write_gives(tmp_path: Path) -> None:
@@ -25,3 +34,62 @@ def test_replaces_the_old_content_and_leaves_no_temporary_file(tmp_path: Path) -
     write_atomic(target, b"new")
     assert target.read_bytes() == b"new"
     assert sorted(os.listdir(target.parent)) == ["report.json"]
+
+
+def test_temporary_files_are_named_as_the_generated_gitignore_covers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed between writing and renaming leaves its temporary file: its name must be
+    one .gitignore covers (killed runs once left 265 MB of .tmp files to commit). A failed
+    rename removes it."""
+    seen: list[str] = []
+
+    def killed(source: str, target: object) -> None:
+        seen.append(Path(source).name)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files.os, "replace", killed)
+    target = tmp_path / "out" / "report.json"
+    with pytest.raises(EvalInputError, match="Input/output error"):
+        write_atomic(target, "{}")
+    ignored = (PROJECT_ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert files.TEMPORARY in ignored
+    (name,) = seen
+    assert fnmatch.fnmatch(name, files.TEMPORARY) and name.startswith(".report.json.")
+    assert os.listdir(target.parent) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda target: target.mkdir(), "is a folder"),
+        (lambda target: target.parent.rmdir() or target.parent.write_text(""), "is a file, not a folder"),
+    ],
+    ids=["folder", "parent is a file"],
+)
+def test_check_output_refuses_paths_that_cannot_be_files(tmp_path: Path, make: Any, said: str) -> None:
+    target = tmp_path / "build" / "report.json"
+    target.parent.mkdir()
+    make(target)
+    with pytest.raises(EvalInputError, match=said):
+        check_output(target, "report", {})
+
+
+def test_check_output_allows_a_fresh_file_in_a_folder_yet_to_be_made(tmp_path: Path) -> None:
+    check_output(tmp_path / "build" / "deep" / "report.json", "report", {}, project=tmp_path)
+
+
+def test_check_output_refuses_an_input_however_it_is_spelt(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(EvalInputError, match="would replace the golden set"):
+        check_output(tmp_path / "sub" / ".." / "golden.jsonl", "report", {golden.resolve(): "the golden set"})
+
+
+def test_check_output_keeps_configured_outputs_inside_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with pytest.raises(EvalInputError, match="must be inside the project folder"):
+        check_output(project / ".." / "x.json", "report", {}, project=project)
+    check_output(project / ".." / "x.json", "report", {})  # given on the command line: allowed

@@ -79,7 +79,12 @@ def test_ranked_lists_and_named_runs(tmp_path: Path) -> None:
         (load_qrels, '["q1"]', 1, "expected a JSON object, got list"),
         (load_qrels, '{"q1": ["a"],}', 1, "not valid JSON"),
         (load_runs, "q1 Q0 a 1 1.0\n", 1, "expected 6 columns"),
-        (load_runs, "q1 Q0 a 1 nan run\n", 1, "score must be a finite number"),
+        (load_runs, "q1 Q0 a 1 nan run\n", 1, "score must be a finite decimal number"),
+        # Python's float() reads these; trec_eval and other tools do not read them the same.
+        (load_runs, "q1 Q0 a 1 1.0 r\nq1 Q0 b 2 1_0 r\n", 2, "got '1_0'"),
+        (load_runs, "q1 Q0 a 1 \u0663 r\n", 1, "score must be a finite decimal number"),
+        (load_runs, "q1 Q0 a 1 True r\n", 1, "got 'True'"),
+        (load_qrels, "q1 0 a 1\nq1 0 b \u0663\n", 2, "grade must be an integer"),
         (
             load_runs,
             "q1 Q0 a 1 1 r\nq1 Q0 a 2 0.5 r\n",
@@ -87,7 +92,22 @@ def test_ranked_lists_and_named_runs(tmp_path: Path) -> None:
             "ranks 'a' twice for query 'q1' (first on line 1)",
         ),
         (load_runs, '{\n  "q1": ["a", "a"]\n}', 2, "q1 ranks 'a' twice"),
-        (load_runs, '{"q1": {"a": "high"}}', 1, "expected a list of ids or an object of scores"),
+        (load_runs, '{"q1": {"a": "high"}}', 1, "score of 'a' must be a finite number, got 'high' (a str"),
+        # A score as a string or a boolean is refused with its line, in one run or several.
+        (
+            load_runs,
+            '{\n  "q1": {"a": 1.5},\n  "q2": {"a": "6.47"}\n}',
+            3,
+            "got '6.47' (a str, not a number)",
+        ),
+        (
+            load_runs,
+            '{\n  "q1": {\n    "a": 1.5,\n    "b": true\n  }\n}',
+            4,
+            "got True (a bool, not a number)",
+        ),
+        (load_runs, '{"r": {\n  "q1": {"a": 2},\n  "q2": {"a": "6.47"}}}', 3, "r/q2: score of 'a'"),
+        (load_runs, '{"q1": {"a": null}}', 1, "got None"),
         (load_runs, '{"q1": {"a": NaN}}', None, "NaN is not a number JSON allows"),
         (load_runs, '{"q1": {"a": 1e999}}', 1, "must be a finite number"),
         (load_runs, '{"q1": {"a": 1' + "0" * 400 + "}}", 1, "must be a finite number"),
@@ -177,3 +197,45 @@ def test_json_exports_read_back(project: Path, tmp_path: Path, capsys: pytest.Ca
     )
     (run,) = load_runs(tmp_path / "run.json").values()
     assert run["q1"][0] == "sso-setup"
+
+
+def test_a_score_given_as_text_fails_compare_with_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole command: a JSON run with `"6.47"` for a score, or TREC text with `True`, is
+    exit 2 naming the file and the line; nothing is scored from it."""
+    qrels = write(tmp_path / "qrels.txt", "q1 0 a 1\nq2 0 b 1\n")
+    good = write(tmp_path / "base.txt", "q1 Q0 a 1 2.5 base\nq2 Q0 b 1 1.5 base\n")
+    for candidate, line in (
+        (write(tmp_path / "cand.json", '{\n  "q1": {"a": 2.5},\n  "q2": {"b": "6.47"}\n}\n'), 3),
+        (write(tmp_path / "cand.txt", "q1 Q0 a 1 2.5 cand\nq2 Q0 b 1 True cand\n"), 2),
+    ):
+        argv = ["compare", "--qrels", str(qrels), "--runs", str(good), str(candidate)]
+        assert run_cli([*argv, "--baseline", "base", "--candidate", "cand", "--k", "1"]) == 2
+        err = capsys.readouterr().err
+        assert f"{candidate}:{line}:" in err and "fix:" in err
+
+
+def test_reading_a_valid_json_run_never_searches_for_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding a key's line scans the file: done for every key, reading 4,000 queries took
+    minutes (quadratic). It is done only for the one key an error names."""
+    from {{ cookiecutter.package_name }}.interop import trec
+
+    searches: list[tuple[str, ...]] = []
+    original = trec._line_of
+    monkeypatch.setattr(trec, "_line_of", lambda text, *keys: searches.append(keys) or original(text, *keys))
+    run: dict[str, dict[str, object]] = {f"q{q}": {f"d{d}": float(d) for d in range(5)} for q in range(50)}
+    write(tmp_path / "run.json", json.dumps(run, indent=1))
+    write(tmp_path / "runs.json", json.dumps({"r": run, "s": {q: list(s) for q, s in run.items()}}))
+    write(tmp_path / "qrels.json", json.dumps({q: {"d1": 1} for q in run}))
+    assert load_runs(tmp_path / "run.json")["run"]["q3"][0] == "d4"
+    assert set(load_runs(tmp_path / "runs.json")) == {"r", "s"}
+    assert len(load_qrels(tmp_path / "qrels.json")) == 50
+    assert searches == []
+    run["q49"]["d2"] = "6.47"  # the mistake under test
+    write(tmp_path / "bad.json", json.dumps(run, indent=1))
+    with pytest.raises(EvalInputError) as caught:
+        load_runs(tmp_path / "bad.json")
+    assert searches == [("q49", "d2")] and caught.value.line is not None

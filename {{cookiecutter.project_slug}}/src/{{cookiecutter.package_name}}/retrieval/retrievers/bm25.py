@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from . import parse_options
 @dataclass(frozen=True)
 class Options:
     k1: float = 0.9  # term-frequency saturation
-    b: float = 0.4  # document-length normalisation (0 = none, 1 = full)
+    b: float = field(default=0.4, metadata={"range": (0, 1)})  # length normalisation (0 = none, 1 = full)
 
 
 class BM25Retriever:

@@ -20,7 +20,7 @@ import functools
 import hashlib
 import io
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 class Options:
     model: str = DEFAULT_MODEL  # hub id or local folder of a sentence-transformers model
     revision: str = ""  # hub revision (commit, tag or branch); "" = the hub's default
-    batch_size: int = 32  # documents, and questions, encoded per batch
+    batch_size: int = field(default=32, metadata={"range": (1, 4096)})  # texts encoded per batch
     cache_dir: str = "build/embeddings"  # document embeddings, relative to the working directory
 
 

@@ -23,13 +23,13 @@ from . import T, bm25, dense, parse_options
 @dataclass(frozen=True)
 class Options:
     k1: float = bm25.Options.k1  # BM25 options: see bm25.py
-    b: float = bm25.Options.b
+    b: float = dataclasses.field(default=bm25.Options.b, metadata={"range": (0, 1)})
     model: str = dense.Options.model  # dense options: see dense.py
     revision: str = dense.Options.revision
-    batch_size: int = dense.Options.batch_size
+    batch_size: int = dataclasses.field(default=dense.Options.batch_size, metadata={"range": (1, 4096)})
     cache_dir: str = dense.Options.cache_dir
     rrf_k: int = 60  # fusion constant: larger values flatten the gap between ranks
-    candidates: int = 100  # documents taken from each ranking before fusing
+    candidates: int = dataclasses.field(default=100, metadata={"range": (1, 100_000)})  # per ranking, fused
 
 
 def _subset(options: Options, target: type[T]) -> T:

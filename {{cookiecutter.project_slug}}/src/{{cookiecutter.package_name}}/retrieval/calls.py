@@ -1,0 +1,148 @@
+"""The one place the team's code is called: build_retriever, build_generator, search,
+search_many and answer all go through `call`.
+
+Why one place: whatever the team's code does, the gate must give a verdict it can stand by.
+An exception is the ordinary case (the caller names the question and the file to fix); this
+module adds the two ways out that an `except Exception` misses:
+- `sys.exit()`, `raise SystemExit(0)` or any other BaseException from the team's code would
+  otherwise end the gate with the team's exit code (0: a pass with nothing evaluated and
+  nothing written). It becomes `TeamCodeError`, an ordinary exception, so the caller turns it
+  into exit 2 naming the question. KeyboardInterrupt is the one exception: Ctrl-C stays Ctrl-C.
+- a call that never returns (a hung connection) would hang CI until its own time limit. Each
+  timed call gets `[run] timeout` seconds (`time_limit`); past that it is `TeamCodeError` too.
+
+How: every call runs on one worker thread per calling thread, and the caller waits on its
+future with the timeout. One worker, not one per call, so code that ties state to a thread
+(an SQLite connection, a model on a device) sees the same thread from build to the last
+search. The worker is a daemon: a call that timed out cannot be stopped (Python cannot kill a
+thread), so it is left behind and cannot keep the process alive after the verdict; the next
+call gets a new worker. Work that calls the team's code concurrently is added here.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 300.0  # seconds per call of search/search_many/answer; [run] timeout; 0: no limit
+
+
+class TeamCodeError(Exception):
+    """The team's code did not return: it exited (SystemExit and the like) or ran past the
+    timeout. `description` completes "the retriever ..." in the caller's message."""
+
+    def __init__(self, description: str, cause: BaseException | None = None):
+        super().__init__(description)
+        self.description, self.cause = description, cause
+
+
+def failure(error: BaseException) -> str:
+    """What went wrong in the team's code, to follow "the retriever" or "the generator"."""
+    if isinstance(error, TeamCodeError):
+        return error.description
+    return f"raised {type(error).__name__}: {error}"
+
+
+_timeout: ContextVar[float] = ContextVar("team_call_timeout", default=DEFAULT_TIMEOUT)
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Timed calls made inside the block get `seconds` each (0: no limit). The orchestrator
+    sets it from `[run] timeout` around a run; code that is not told uses DEFAULT_TIMEOUT."""
+    token = _timeout.set(seconds)
+    try:
+        yield
+    finally:
+        _timeout.reset(token)
+
+
+_Job = tuple[Callable[[], Any], "Future[Any]", threading.Event]  # the queue holds calls of any type
+
+
+class _Worker:
+    """A daemon thread running the team's code, one call at a time, in order."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="team-code", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            function, future, started = self.jobs.get()
+            started.set()
+            try:
+                future.set_result(function())
+            except BaseException as error:
+                future.set_exception(error)
+
+    def run(self, function: Callable[[], T], timeout: float) -> T:
+        """`function()`'s result or exception, raised here; _TimedOut after `timeout` seconds
+        of running (0: wait as long as it takes)."""
+        future: Future[T] = Future()
+        started = threading.Event()
+        self.jobs.put((function, future, started))
+        started.wait()  # the clock starts when the call does, not while an earlier one runs
+        try:
+            return future.result(timeout=timeout or None)
+        except TimeoutError:
+            if future.done():  # the team's own TimeoutError (a socket's, say): theirs to report
+                raise
+            raise _TimedOut from None
+
+
+class _TimedOut(Exception):
+    """The call is still running after its time limit."""
+
+
+_workers = threading.local()  # each calling thread's worker
+
+
+def _worker() -> _Worker:
+    worker: _Worker | None = getattr(_workers, "worker", None)
+    if worker is None:
+        worker = _workers.worker = _Worker()
+    return worker
+
+
+def call(function: Callable[..., T], *args: object, timed: bool = True) -> T:
+    """`function(*args)` run as the team's code: its result, or its exception (an Exception
+    is raised as it is), or TeamCodeError when it exited or, `timed`, took longer than the
+    current time limit. KeyboardInterrupt passes through. The factories are not `timed`:
+    building an index or loading a model may take long, once.
+
+    A call made from the team's own code (a generator calling a retriever) runs directly: it
+    is already inside a call and its time limit."""
+    if getattr(_workers, "inside", False):  # set only on a worker thread: already inside a call
+        return function(*args)
+    timeout = _timeout.get() if timed else 0.0
+    worker = _worker()
+
+    def job() -> T:
+        _workers.inside = True  # the worker thread's own thread-local: nested calls run inline
+        return function(*args)
+
+    try:
+        result = worker.run(job, timeout)
+    except _TimedOut:
+        _workers.worker = None  # that thread is stuck in the team's code: leave it behind
+        name = getattr(function, "__qualname__", repr(function))
+        raise TeamCodeError(
+            f"did not return from {name} within the [run] timeout of {timeout:g} s "
+            "(raise `timeout` in [run] of eval.toml, or set it to 0 for no limit)"
+        ) from None
+    except (KeyboardInterrupt, Exception):
+        raise
+    except SystemExit as error:
+        raise TeamCodeError(f"called sys.exit({error.code!r}) instead of returning", error) from None
+    except BaseException as error:
+        raise TeamCodeError(f"raised {type(error).__name__} instead of returning", error) from None
+    return result
