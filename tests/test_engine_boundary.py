@@ -24,6 +24,7 @@ TEAM_FILES = {"retriever", "generator"}
 LAYERS = [
     {"retriever", "generator", "__main__"},  # the team's files, and `python -m`
     {"cli"},  # the only engine module that imports the team's files
+    {"sweep"},  # many evaluations of a grid of settings, through run's readers
     {"run"},  # the one orchestrator
     {"interop"},
     {"render"},

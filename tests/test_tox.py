@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import bake, package_of, run
 
 # The sessions that run the project's command with its subcommand of the same name.
-COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate"]
+COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate", "sweep"]
 
 
 def nox_sessions(noxfile: Path) -> set[str]:

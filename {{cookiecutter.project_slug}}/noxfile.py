@@ -1,6 +1,7 @@
 """Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate),
 `nox -s typecheck` (mypy, strict), `nox -s calibrate` (the faithfulness judge against human
-labels) and `nox -s screenshot` (the gate's HTML report rendered by headless Chromium).
+labels), `nox -s sweep` (a grid of settings against the current ones) and `nox -s screenshot`
+(the gate's HTML report rendered by headless Chromium).
 
 Each session installs the project plus the dependency groups from pyproject.toml, then calls
 the `{{ cookiecutter.package_name }}` command: all the logic lives in src/, configured by eval.toml.
@@ -73,6 +74,14 @@ def gate(session: nox.Session) -> None:
     """Compare a fresh evaluation with the baseline. Exit 3 on regression, 2 on bad input."""
     install(session)
     run_command(session, "gate")
+
+
+@nox.session
+def sweep(session: nox.Session) -> None:
+    """Try the [sweep] grid of eval.toml against the current settings (docs/sweep.md): a table,
+    build/sweep.md and build/sweep.html; a winner only when significant and confirmed."""
+    install(session)
+    run_command(session, "sweep")
 
 
 @nox.session

@@ -29,16 +29,104 @@ class Document:
     title: str = ""
 
 
-class Hit(NamedTuple):
-    """One retrieved document and its score; a ranking is a list of hits, best first."""
-
+class _Pair(NamedTuple):
     doc_id: str
     score: float
 
 
+class Hit(_Pair):
+    """One retrieved document (or a chunk of one) and its score; a ranking is a list of
+    hits, best first.
+
+    `Hit(doc_id, score)` is a whole document. A retriever that searches chunks adds where
+    the chunk lies: `Hit(doc_id, score, start=s, end=e)`, character offsets into the
+    document's `text` (`text[s:e]` is the chunk; the title is not counted), and may name
+    it, `chunk_id="..."` (its id in the team's store; shown, never interpreted). A hit
+    without offsets stands for the whole document, whatever its chunk id.
+
+    A hit stays the pair it always was: `doc_id, score = hit`, `hit[0]`, `len(hit) == 2`
+    and JSON (`[doc_id, score]`) ignore the chunk, so code written for whole documents
+    keeps working. Two hits are equal when the pair and the chunk are; a whole-document
+    hit equals the plain tuple `(doc_id, score)`. How chunks of one document count
+    towards document metrics: retrieval/passages.py.
+    """
+
+    # A tuple subclass cannot have slots: the chunk lives in the instance dict, set once.
+    def __new__(
+        cls,
+        doc_id: str,
+        score: float,
+        start: int | None = None,
+        end: int | None = None,
+        chunk_id: str | None = None,
+    ) -> Hit:
+        hit = super().__new__(cls, doc_id, score)
+        if start is not None or end is not None or chunk_id is not None:
+            hit.__dict__.update(start=start, end=end, chunk_id=chunk_id)
+        return hit
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Hit is immutable: cannot set {name!r}")
+
+    @property
+    def start(self) -> int | None:
+        """Offset of the chunk's first character in the document's text; None: whole document."""
+        start: int | None = self.__dict__.get("start")
+        return start
+
+    @property
+    def end(self) -> int | None:
+        """Offset just past the chunk's last character; None: whole document."""
+        end: int | None = self.__dict__.get("end")
+        return end
+
+    @property
+    def chunk_id(self) -> str | None:
+        """The chunk's id in the team's store, if it gave one."""
+        chunk_id: str | None = self.__dict__.get("chunk_id")
+        return chunk_id
+
+    @property
+    def chunk(self) -> tuple[int | None, int | None, str | None] | None:
+        """(start, end, chunk_id), or None for a whole-document hit."""
+        if self.start is None and self.end is None and self.chunk_id is None:
+            return None
+        return (self.start, self.end, self.chunk_id)
+
+    def __eq__(self, other: object) -> bool:
+        same = tuple.__eq__(self, other)
+        if same is NotImplemented:  # not a tuple: let the other side decide
+            return NotImplemented
+        return bool(same) and self.chunk == (other.chunk if isinstance(other, Hit) else None)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        chunk = self.chunk
+        return tuple.__hash__(self) if chunk is None else hash((*self, *chunk))
+
+    def __repr__(self) -> str:
+        chunk = (
+            ""
+            if self.chunk is None
+            else f", start={self.start!r}, end={self.end!r}, chunk_id={self.chunk_id!r}"
+        )
+        return f"Hit(doc_id={self.doc_id!r}, score={self.score!r}{chunk})"
+
+    def __reduce__(self) -> tuple[type[Hit], tuple[str, float, int | None, int | None, str | None]]:
+        return (Hit, (self.doc_id, self.score, self.start, self.end, self.chunk_id))
+
+    def _replace(self, **changes: Any) -> Hit:
+        fields = {"doc_id": self.doc_id, "score": self.score, "start": self.start, "end": self.end}
+        return Hit(**{**fields, "chunk_id": self.chunk_id, **changes})
+
+
 class Retriever(Protocol):
     def search(self, question: str, depth: int) -> list[Hit]:
-        """Return at most `depth` hits, best first, each document at most once.
+        """Return at most `depth` hits, best first, each document at most once; or chunks
+        (hits with offsets, see Hit), each chunk at most once, a document counting at its
+        first chunk (retrieval/passages.py).
 
         Return only documents you would actually show the generator: an empty list is a
         valid answer (and scores zero on every metric).

@@ -1,9 +1,10 @@
 """Command line: `eval`, `baseline`, `gate` and `calibrate` (the judge against human labels).
 The nox sessions are thin wrappers over it.
 
-Also `compare` (accept or reject a candidate run against a baseline run on given qrels, any
-system's TREC or JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and
-`import` (a BEIR folder or TREC files as the corpus and golden set).
+Also `sweep` (the [sweep] grid of settings against the current ones: sweep/), `compare`
+(accept or reject a candidate run against a baseline run on given qrels, any system's TREC or
+JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and `import` (a BEIR
+folder or TREC files as the corpus and golden set).
 
 This is the one module that imports the team's files (retriever.py, generator.py): it hands
 their factories to the orchestrator (run.py) as a `System`. Tests pass a `System` of their
@@ -35,6 +36,7 @@ from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .render.console import inert_console
 from .settings.config import DEFAULT_PATH, load_config
+from .sweep.command import run_sweep
 
 PROG = __package__ or "rag-eval"
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
@@ -96,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate_.add_argument("--labels", type=Path, help="a labels file to score instead of [judge] labels")
     calibrate_.add_argument("--json", action="store_true", help="print the figures as JSON")
+    commands.add_parser(
+        "sweep",
+        help="try the [sweep] grid against the current settings; name a winner only when significant",
+    )
     add_interop_commands(commands)
     return parser
 
@@ -186,16 +192,13 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
     system = system or team_system()
     show_progress = not getattr(args, "quiet", False)
     if args.command == "export-run":
-        evaluated = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
-        for qid in evaluated:
-            print(
-                f"warning: {qid}: tied scores not in trec_eval's order; other tools rank them otherwise",
-                file=sys.stderr,
-            )
-        print(f"wrote run {args.tag!r} to {args.output}")
+        scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
+        print(f"wrote run {args.tag!r} to {args.output} ({scores})")
         return ExitCode.OK
     if args.command == "eval":
         return run.run_eval(config, system, args.report, args.quiet, show_progress, args.all)
+    if args.command == "sweep":
+        return run_sweep(config, system)
     if args.command == "baseline":
         return run.run_baseline(config, system, args.quiet, show_progress, args.fit_floors)
     return run.run_gate(config, system, args.baseline, args.accept_changed_data, show_progress)

@@ -54,7 +54,8 @@ from .render.progress import QUIET, Progress, interactive
 from .render.view import gate_view
 from .retrieval.batch import compute, judge_rankings
 from .retrieval.calls import call, failure, time_limit
-from .retrieval.ranking import Remembered, found_and_missing
+from .retrieval.passages import report_section
+from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
 from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
@@ -67,7 +68,8 @@ MIN_GATED_QUESTIONS = 2
 
 
 def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, float]) -> QuestionResult:
-    found, missing = found_and_missing([hit.doc_id for hit in hits], question.relevant, config.k)
+    level = config.retrieval.relevance_level
+    found, missing = found_and_missing([hit.doc_id for hit in hits], question.relevant, config.k, level)
     answerable = question.answerable
     return QuestionResult(
         id=question.id,
@@ -76,7 +78,7 @@ def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, 
         answerable=answerable,
         must_pass=question.must_pass,
         relevant=question.relevant,
-        retrieved=[(hit.doc_id, round(hit.score, 6)) for hit in hits],
+        retrieved=[(hit.doc_id, hit.score) for hit in hits],  # full precision: export-run reproduces ties
         found=found,
         missing=missing,
         metrics=values if answerable else None,
@@ -216,17 +218,26 @@ def evaluate_split(
 ) -> Report:
     """Evaluate one split's `questions` (read from `golden`) with an already built system."""
     corpus, retriever = built.corpus, built.retriever
+    chunks: list[list[Hit]] = []  # each question's chunks as retrieved, for the passage metrics
     ranked = retrieve_all(
-        retriever, questions, corpus, config.depth, golden, lambda qs: progress.over(qs, "searching")
+        retriever, questions, corpus, config.depth, golden, lambda qs: progress.over(qs, "searching"), chunks
     )
+    # The metrics and rows follow [retrieval] ties; the generator gets the retriever's own order.
+    in_order = evaluated_order(ranked, config.retrieval.ties)
+    if warning := tie_warning([question.id for question in questions], ranked, in_order):
+        print(warning, file=sys.stderr)
     # All metrics for all questions in one batch (equal to metrics.py's per-question functions).
     values = compute(
-        judge_rankings([[hit.doc_id for hit in hits] for hits in ranked], [q.relevant for q in questions]),
+        judge_rankings(
+            [[hit.doc_id for hit in hits] for hits in in_order],
+            [q.relevant for q in questions],
+            config.retrieval.relevance_level,
+        ),
         config.metrics,
     )
     rows = [
         _row(question, hits, config, {name: float(column[i]) for name, column in values.items()})
-        for i, (question, hits) in enumerate(zip(questions, ranked, strict=True))
+        for i, (question, hits) in enumerate(zip(questions, in_order, strict=True))
     ]
     evaluated = sum(1 for row in rows if row.metrics is not None)
     if evaluated == 0:
@@ -235,7 +246,8 @@ def evaluate_split(
             "no answerable question, so nothing can be evaluated",
             "add questions with relevant documents ('answerable': true)",
         )
-    built.known.update((question.question, hits) for question, hits in zip(questions, ranked, strict=True))
+    # The generator gets what the retriever returned: its chunks, when it returns chunks.
+    built.known.update((question.question, hits) for question, hits in zip(questions, chunks, strict=True))
     with _run_judge(config) as judge:
         answers = evaluate_answers(
             built.generator(),
@@ -277,6 +289,7 @@ def evaluate_split(
         slices=slices,
         receipt=build_receipt(config, settings),
         questions=rows,
+        passages=report_section(questions, chunks, corpus, config.k),  # None: no passage labels
     )
     require_finite(report, golden)
     return report
@@ -343,12 +356,19 @@ def _repeat_runs(
     first: list[dict[str, float] | None] = []
     runs: list[Run] = []
     retriever_moves = "retriever" in config.gate.stochastic
+    remembered = dict(built.known)  # the first run's hits (chunks included), put back at the end
     for repeat in range(config.gate.repeats):
         hits = ranked
+        chunks: list[list[Hit]] | None = None  # a new search's hits, as the retriever returned them
         if repeat and retriever_moves:
-            hits = retrieve_all(built.retriever, questions, built.corpus, config.depth, golden)
+            chunks = []
+            hits = retrieve_all(built.retriever, questions, built.corpus, config.depth, golden, chunks=chunks)
         values = compute(
-            judge_rankings([[hit.doc_id for hit in h] for h in hits], [q.relevant for q in questions]),
+            judge_rankings(
+                [[hit.doc_id for hit in h] for h in evaluated_order(hits, config.retrieval.ties)],
+                [q.relevant for q in questions],
+                config.retrieval.relevance_level,
+            ),
             config.metrics,
         )
         metrics = [
@@ -359,7 +379,8 @@ def _repeat_runs(
             first = metrics
             runs.append((metrics, answers))
             continue
-        built.known.update((question.question, h) for question, h in zip(questions, hits, strict=True))
+        if chunks is not None:  # this run's hits, as the retriever returned them
+            built.known.update((question.question, h) for question, h in zip(questions, chunks, strict=True))
         with _run_judge(config) as judge:
             again = evaluate_answers(
                 built.generator(),
@@ -371,7 +392,7 @@ def _repeat_runs(
                 track=partial(progress.over, what=f"repeat {repeat + 1}"),
             )
         runs.append((metrics if retriever_moves else first, again.rows))
-    built.known.update((question.question, h) for question, h in zip(questions, ranked, strict=True))
+    built.known.update(remembered)
     return runs
 
 
@@ -451,7 +472,8 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
     if not chosen or "retriever" in parts:  # a stochastic retriever moves the answers too
         return []
     ids = [question.id for question in chosen]
-    again = retrieve_all(built.retriever, chosen, built.corpus, config.depth, config.golden)
+    again: list[list[Hit]] = []  # as the retriever returned them, as `known` holds them
+    retrieve_all(built.retriever, chosen, built.corpus, config.depth, config.golden, chunks=again)
     first = [built.known[question.question] for question in chosen]
     require_deterministic("retriever", ranking_differences(ids, first, again), len(chosen), config.path)
     checked = "retriever"

@@ -311,6 +311,9 @@ CACHE_GARBAGE = st.one_of(
 )
 
 
+# $GITHUB_STEP_SUMMARY (the gate appends to it): a folder, an input, below a file.
+STEP_SUMMARIES = st.sampled_from(["evals", "evals/golden.jsonl", "eval.toml", "evals/golden.jsonl/below"])
+
 # Outputs replaced by symlinks: to a file outside the project, or onto an input.
 OUTPUTS = ["build/report.json", "build/summary.md", "build/report.html", ".cache/verdicts.json", "build"]
 SYMLINKS = st.tuples(st.sampled_from(OUTPUTS), st.sampled_from(["outside", "evals/golden.jsonl"]))
@@ -324,7 +327,7 @@ def mutations(draw: st.DrawFn, pristine: Path) -> list[tuple[str, Any]]:
     chosen = draw(
         st.lists(
             st.sampled_from(
-                ["config", "path", "setting", "golden", "corpus", "baseline", "cache", "symlink"]
+                ["config", "path", "setting", "golden", "corpus", "baseline", "cache", "symlink", "summary"]
             ),
             min_size=1,
             max_size=3,
@@ -338,8 +341,11 @@ def mutations(draw: st.DrawFn, pristine: Path) -> list[tuple[str, Any]]:
             made.append((target, draw(SYMLINKS)))
         elif target == "baseline":
             made.append((target, draw(tree_mutation(baseline))))
-        elif target == "cache":
-            made.append((target, draw(CACHE_GARBAGE)))
+        elif target == "cache":  # the verdicts, or any file beside them
+            files = sorted(str(path.relative_to(pristine)) for path in (pristine / ".cache").iterdir())
+            made.append((target, (draw(st.sampled_from(files)), draw(CACHE_GARBAGE))))
+        elif target == "summary":
+            made.append((target, draw(STEP_SUMMARIES)))
         else:
             made.append((target, draw(line_mutation(TINY_GOLDEN if target == "golden" else TINY_CORPUS))))
     return made
@@ -361,7 +367,10 @@ def apply(root: Path, pristine: Path, made: list[tuple[str, Any]]) -> None:
                 mutate_tree(tree, *mutation)
             (root / "evals/baseline.json").write_text(_json(tree), encoding="utf-8")
         elif target == "cache":
-            (root / ".cache/verdicts.json").write_bytes(mutation)
+            name, content = mutation
+            (root / name).write_bytes(content)
+        elif target == "summary":
+            (root / ".step-summary").write_text(mutation, encoding="utf-8")  # read by run_command
         elif target == "symlink":
             output, points_to = mutation
             victim = root.parent / "victim.txt" if points_to == "outside" else root / points_to
@@ -428,11 +437,30 @@ def memory_cap(extra_bytes: int = 3 * 2**30) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+@contextlib.contextmanager
+def patched_environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_command(root: Path, command: str) -> tuple[int, str]:
     """The command as `main` runs it, from the project's folder: its exit code (SystemExit's
     too) and what it printed on stderr. Any other exception escapes: the test fails with it."""
     err = io.StringIO()
+    step_summary = root / ".step-summary"
+    environment = (
+        {"GITHUB_STEP_SUMMARY": str(root / step_summary.read_text())} if step_summary.exists() else {}
+    )
     with (
+        patched_environment(environment),
         contextlib.chdir(root),
         memory_cap(),
         contextlib.redirect_stdout(io.StringIO()),

@@ -55,7 +55,8 @@ class ExtractiveGenerator:
         hits = self.retriever.search(question, max(1, self.options.contexts))
         if abstains(hits[0].score if hits else None, self.options.min_score):
             return Answer(ABSTENTION, [], abstained=True)
-        contexts = [Context(hit.doc_id, self.texts[hit.doc_id]) for hit in hits]
+        # A chunk hit hands on its chunk (api.Hit offsets), a whole-document hit all the text.
+        contexts = [Context(hit.doc_id, self.texts[hit.doc_id][_span(hit)]) for hit in hits]
         best = next((context.text for context in contexts if context.text.strip()), None)
         if best is None:  # only documents with neither text nor title: nothing to answer with
             return Answer(ABSTENTION, [], abstained=True)
@@ -138,3 +139,8 @@ def abstention_hint(report: Report) -> str:
     if value is None:
         return ""
     return f"no hit, or top score below {WHERE} = {value:g}: `nox -s baseline -- --fit-floors` fits it"
+
+
+def _span(hit: object) -> slice:
+    """The part of the document's text a hit stands for: its chunk, or all of it."""
+    return slice(getattr(hit, "start", None), getattr(hit, "end", None))

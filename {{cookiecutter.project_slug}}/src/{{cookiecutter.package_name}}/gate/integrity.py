@@ -27,6 +27,10 @@ both: remake it with `nox -s baseline`, review its diff, commit it.
     k          the "top k": found and missing ids, must-pass, the ranks the baseline keeps
     depth      how deep mrr, map, rprec and ndcg without a cutoff look, and how many results
                any metric can see
+    ties       which order of tied scores is evaluated (trec_eval's or the retriever's)
+    relevance_level  the lowest grade the binary metrics count as relevant
+  A baseline that does not record ties or relevance_level (made before they existed) was
+  measured with their defaults (`DEFAULTS`), so it stays comparable.
   The same name, say `mrr`, measured at depth 10 and at depth 100 is two different numbers.
   The judge and its threshold are compared by answer_rules.require_same_judge, the declared
   stochastic parts by rules.compare; tokenizer, retriever and generation settings are the
@@ -50,8 +54,10 @@ from ..retrieval.names import Metric, parse_metric
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
 REMAKE = "remake the baseline with `nox -s baseline` (review its diff) and commit it"
-# The recorded settings that define what a metric name measures (module docstring).
-MEASUREMENT = ("k", "depth")
+# The recorded settings that define what a metric name measures (module docstring), and the
+# value a report that does not record one was measured with.
+MEASUREMENT = ("k", "depth", "ties", "relevance_level")
+DEFAULTS: dict[str, Any] = {"ties": "trec_eval", "relevance_level": 1}
 SHOWN = 5  # mismatches listed in one message; the rest are counted
 CHUNK = 1000  # questions whose rankings are rebuilt at once: bounds memory at depth 10,000
 
@@ -128,9 +134,11 @@ def _metrics(names: list[str]) -> list[Metric] | str:
     return parsed
 
 
-def _rank_mismatches(rows: list[QuestionResult], metrics: list[Metric]) -> list[str]:
-    """Each of `rows`' stored `metrics` that the ranks of its relevant documents do not give."""
-    values = compute(judge_rankings([_ranking(row) for row in rows], [row.relevant for row in rows]), metrics)
+def _rank_mismatches(rows: list[QuestionResult], metrics: list[Metric], level: int) -> list[str]:
+    """Each of `rows`' stored `metrics` that the ranks of its relevant documents do not give
+    (binary metrics counting grades >= `level`, the report's relevance_level)."""
+    judged = judge_rankings([_ranking(row) for row in rows], [row.relevant for row in rows], level)
+    values = compute(judged, metrics)
     found = []
     for i, row in enumerate(rows):
         stored = row.metrics or {}
@@ -148,6 +156,7 @@ def question_mismatches(report: Report) -> list[str]:
     if "retriever" in (stochastic.get("parts") or []):
         return []
     found: list[str] = []
+    level = report.settings.get("relevance_level", DEFAULTS["relevance_level"])
     rows = [row for row in report.questions if row.metrics is not None]
     for start in range(0, len(rows), CHUNK):
         groups: dict[tuple[str, ...], list[QuestionResult]] = {}
@@ -158,7 +167,7 @@ def question_mismatches(report: Report) -> list[str]:
             if isinstance(metrics, str):
                 found.append(f"question {members[0].id!r}: {metrics!r} is not a metric name this tool writes")
             else:
-                found += _rank_mismatches(members, metrics)
+                found += _rank_mismatches(members, metrics, level)
     return found
 
 
@@ -203,13 +212,14 @@ def check_reproduces(baseline: Report, path: Path) -> None:
 
 
 def check_same_measurement(now: Mapping[str, Any], baseline: Report, path: Path) -> None:
-    """Refuse (exit 2) a baseline measured with another k or depth than `now` (this run's
-    report settings, or `Config.settings()` before the run): its metrics have the same
-    names but measure something else."""
+    """Refuse (exit 2) a baseline measured with another k, depth, tie rule or relevance level
+    than `now` (this run's report settings, or `Config.settings()` before the run): its
+    metrics have the same names but measure something else."""
     changed = [
-        f"{key} {baseline.settings.get(key, 'not recorded')} -> {now.get(key, 'not recorded')}"
+        f"{key} {before} -> {after}"
         for key in MEASUREMENT
-        if baseline.settings.get(key) != now.get(key)
+        if (before := baseline.settings.get(key, DEFAULTS.get(key, "not recorded")))
+        != (after := now.get(key, DEFAULTS.get(key, "not recorded")))
     ]
     if changed:
         raise EvalInputError(

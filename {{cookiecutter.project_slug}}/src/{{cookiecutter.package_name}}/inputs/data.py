@@ -16,11 +16,22 @@ largest integer a float64 holds exactly (a grade of 1,024 made the gain infinite
 metric NaN). An unanswerable question has `"answerable": false`, no relevant documents and
 no `must_include`: the right answer to it is to abstain. `must_include` lists the key facts
 an answer must contain (compared ignoring case and runs of whitespace).
+
+A question may also name the passages that answer it, inside its relevant documents:
+  "passages": [{"doc": "sso-saml", "quote": "Settings > Security > SSO", "grade": 3},
+               {"doc": "sso-saml", "start": 120, "end": 245}]
+A passage is a quote of the document's text (found after collapsing runs of whitespace,
+case kept; it must occur exactly once) or character offsets into the text (`text[start:end]`,
+0 <= start < end <= len(text)). Its document must be one of the question's relevant
+documents; its grade (1 to MAX_GRADE) defaults to that document's. Passages feed the
+passage metrics (retrieval/passages.py); document metrics ignore them. Offsets found for a
+quote are offsets into the original text, so chunk offsets and passages compare directly.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +45,16 @@ MAX_GRADE = 30  # 10,000 * (2**30 - 1) < 2**53: gains stay exact (module docstri
 
 
 @dataclass(frozen=True)
+class Passage:
+    """A relevant passage: characters [start, end) of document `doc`'s text, and its grade."""
+
+    doc: str
+    start: int
+    end: int
+    grade: int
+
+
+@dataclass(frozen=True)
 class Question:
     id: str
     question: str
@@ -43,6 +64,7 @@ class Question:
     tags: list[str] = field(default_factory=list)
     must_pass: bool = False
     line: int = 0  # where it was defined, for error messages
+    passages: list[Passage] = field(default_factory=list)  # none: no passage metrics for it
 
 
 def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -139,6 +161,121 @@ def _unique(path: Path, number: int, ident: Any, seen: dict[str, int]) -> str:
     return ident
 
 
+_SPACE = re.compile(r"\s+")
+
+
+def find_quote(text: str, quote: str) -> list[tuple[int, int]]:
+    """Every place `quote` occurs in `text` once runs of whitespace count as one space
+    (line breaks and double spaces in either do not matter; case does), as (start, end)
+    offsets into the original `text`."""
+    wanted = " ".join(quote.split())
+    if not wanted:
+        return []
+    # The text with each run of whitespace as one space, and where each character came from.
+    flat: list[str] = []
+    origin: list[int] = []  # origin[i]: where the i-th flat character is in `text`
+    position = 0
+    for match in _SPACE.finditer(text):
+        flat.append(text[position : match.start()])
+        origin += range(position, match.start())
+        flat.append(" ")
+        origin.append(match.start())
+        position = match.end()
+    flat.append(text[position:])
+    origin += range(position, len(text))
+    joined = "".join(flat)
+    found = []
+    at = joined.find(wanted)
+    while at != -1:
+        last = at + len(wanted) - 1
+        found.append((origin[at], origin[last] + 1))
+        at = joined.find(wanted, at + 1)
+    return found
+
+
+def _passages(
+    path: Path, number: int, item: dict[str, Any], relevant: dict[str, int], corpus: dict[str, Document]
+) -> list[Passage]:
+    """The question's "passages" (module docstring), each checked against its document."""
+    value = item.get("passages", [])
+    example = '"passages": [{"doc": "doc-id", "quote": "words from its text", "grade": 3}]'
+    if not isinstance(value, list):
+        raise EvalInputError(
+            path, f"'passages' must be a list, got {value!r:.60}", f"write {example}", number
+        )
+    passages = []
+    for index, entry in enumerate(value, start=1):
+        where = f"passage {index}"
+        if not isinstance(entry, dict):
+            raise EvalInputError(
+                path, f"{where} must be an object, got {entry!r:.60}", f"write {example}", number
+            )
+        keys = set(entry)
+        unknown = sorted(keys - {"doc", "quote", "start", "end", "grade"})
+        if unknown or "doc" not in keys or ("quote" in keys) == bool(keys & {"start", "end"}):
+            raise EvalInputError(
+                path,
+                f"{where} must have 'doc' and either 'quote' or 'start' and 'end' (and optionally "
+                f"'grade'), got keys {', '.join(sorted(keys)) or 'none'}",
+                'write {"doc": "doc-id", "quote": "..."} or {"doc": "doc-id", "start": 0, "end": 80}',
+                number,
+            )
+        doc = entry["doc"]
+        if not isinstance(doc, str) or doc not in relevant:
+            raise EvalInputError(
+                path,
+                f"{where}: document {doc!r:.60} is not one of this question's relevant documents",
+                "name a document listed in 'relevant', or add it there with its grade",
+                number,
+            )
+        text = corpus[doc].text
+        if "quote" in entry:
+            quote = entry["quote"]
+            found = find_quote(text, quote) if isinstance(quote, str) else []
+            if not isinstance(quote, str) or not quote.strip() or not found:
+                raise EvalInputError(
+                    path,
+                    f"{where}: the quote {quote!r:.80} is not in the text of {doc!r}",
+                    "copy the words exactly from the document's text (case and punctuation count; "
+                    "runs of whitespace do not)",
+                    number,
+                )
+            if len(found) > 1:
+                raise EvalInputError(
+                    path,
+                    f"{where}: the quote {quote!r:.80} occurs {len(found)} times in {doc!r}, so the "
+                    "passage is ambiguous",
+                    "quote more of the passage, or give its 'start' and 'end' offsets",
+                    number,
+                )
+            start, end = found[0]
+        else:
+            first: Any = entry.get("start")  # checked on the next lines
+            last: Any = entry.get("end")
+            whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (first, last))
+            if not whole or not 0 <= first < last <= len(text):
+                raise EvalInputError(
+                    path,
+                    f"{where}: offsets start={first!r:.20}, end={last!r:.20} are not inside the text of "
+                    f"{doc!r} ({len(text)} characters)",
+                    f"use whole numbers with 0 <= start < end <= {len(text)} (character offsets), "
+                    "or a 'quote'",
+                    number,
+                )
+            start, end = first, last
+        grade = entry.get("grade", relevant[doc])
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
+            raise EvalInputError(
+                path,
+                f"{where}: grade must be a whole number from 1 to {MAX_GRADE}, got {grade!r:.40}",
+                "use 3 for 'answers it', 2 for 'helps substantially', 1 for 'related', or leave it "
+                "out to use the document's grade",
+                number,
+            )
+        passages.append(Passage(doc, start, end, grade))
+    return passages
+
+
 def load_corpus(path: Path) -> dict[str, Document]:
     """Read corpus.jsonl into {document id: Document}, in file order."""
     documents: dict[str, Document] = {}
@@ -163,7 +300,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
     questions: list[Question] = []
     seen: dict[str, int] = {}
     required = {"id", "question", "relevant"}
-    optional = {"must_include", "answerable", "tags", "must_pass"}
+    optional = {"must_include", "answerable", "tags", "must_pass", "passages"}
     for number, item in _json_lines(path, what):
         _check_keys(path, number, item, required, optional)
         qid = _unique(path, number, item["id"], seen)
@@ -233,6 +370,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 tags=_strings(path, number, item, "tags"),
                 must_pass=must_pass,
                 line=number,
+                passages=_passages(path, number, item, relevant, corpus),
             )
         )
     if not questions:

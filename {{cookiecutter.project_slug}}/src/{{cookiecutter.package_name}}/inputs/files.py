@@ -13,6 +13,7 @@ removed on any failure.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,7 +35,21 @@ def write_atomic(path: Path, text: str | bytes) -> None:
     """Write `text` (or bytes) to `path` in one step: a crash or a concurrent run leaves either
     the old file or the new one, never a truncated mix (temporary file + fsync + os.replace).
     A file system that refuses (no space, no permission, a folder in the way) is EvalInputError
-    naming the path; the temporary file is removed whatever happened."""
+    naming the path; the temporary file is removed whatever happened. Only a regular file is
+    ever replaced: a device, a pipe or a socket at `path` (say `/dev/null`, given on the
+    command line) is refused, as os.replace would swap the device node for a file."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        info = None
+    except OSError as error:
+        raise _cannot_write(path, error) from None
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise EvalInputError(
+            path,
+            "this is not a regular file (a folder, a device, a pipe or a socket)",
+            "write to a file path",
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

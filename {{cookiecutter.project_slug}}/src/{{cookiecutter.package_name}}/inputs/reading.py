@@ -134,7 +134,9 @@ class DuplicateKey(ValueError):
     """A key given twice in one JSON object (`args[0]` is the key)."""
 
 
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An `object_pairs_hook` that refuses a key given twice (DuplicateKey) instead of keeping
+    the last value without a word."""
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
@@ -143,7 +145,8 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
+    """A `parse_constant` that refuses NaN and Infinity."""
     raise ValueError(f"{name} is not a number JSON allows")
 
 
@@ -152,7 +155,7 @@ def parse_json(text: str, path: Path, fix: str, line: int | None = None, prefix:
     line (for a JSON Lines file, `line` is the line `text` came from) or the key, and `fix`.
     `prefix`, when given, starts each problem (e.g. "the baseline report is ")."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+        return json.loads(text, object_pairs_hook=unique_pairs, parse_constant=no_constant)
     except json.JSONDecodeError as error:
         where = line if line is not None else error.lineno
         problem = f"{prefix}not valid JSON: {error.msg} (column {error.colno})"

@@ -17,6 +17,9 @@ unchanged since format version 1:
              its checks
   comparison (written by `gate` only) the verdict: passed, paired tests, failures, notes
   holdout    (written by `gate` only, when configured) holdout aggregate and dev - holdout gap
+  passages   (only when the golden set names passages) passage metrics: names, evaluated
+             (questions with passages), aggregate {name: mean}, questions {id: {name: value}}
+             (retrieval/passages.py); informational, the gate does not compare them
 
 Two forms, one format (version 2; version 1 files are still read):
   run       what `eval` and `gate` write under build/: every retrieved id and score, every
@@ -161,6 +164,7 @@ class Report:
     questions: list[QuestionResult]
     comparison: dict[str, Any] | None = None  # the gate's verdict, as GateResult.to_dict()
     holdout: HoldoutResult | None = None
+    passages: dict[str, Any] | None = None  # only when the golden set names passages
 
     def for_baseline(self) -> Report:
         """What `baseline` commits: the gate's needs only (see the module docstring)."""
@@ -198,6 +202,8 @@ class Report:
             "receipt": self.receipt,
             "questions": [_row_dict(row) for row in self.questions],
         }
+        if self.passages is not None:
+            data["passages"] = self.passages
         if self.comparison is not None:
             data["comparison"] = self.comparison
         if self.holdout is not None:
@@ -438,7 +444,24 @@ class _Parser:
             questions=questions,
             comparison=None if comparison is None else self.as_object(comparison, "comparison"),
             holdout=self.optional(value.get("holdout"), self.holdout, "holdout"),
+            passages=self.optional(value.get("passages"), self.passages, "passages"),
         )
+
+    def passages(self, value: object, where: str) -> dict[str, Any]:
+        """The passage metrics section (module docstring), every value a share or null."""
+        data = self.as_object(value, where)
+        names = self.listed(self.get(data, "names", where), self.string, f"{where}.names")
+        per_question = self.mapping(
+            self.get(data, "questions", where),
+            lambda v, w: self.optional(v, self.shares, w),
+            f"{where}.questions",
+        )
+        return {
+            "names": names,
+            "evaluated": self.integer(self.get(data, "evaluated", where), f"{where}.evaluated"),
+            "aggregate": self.shares(self.get(data, "aggregate", where), f"{where}.aggregate"),
+            "questions": per_question,
+        }
 
     def present(
         self, data: dict[str, Any], key: str, read: Callable[[object, str], object], where: str

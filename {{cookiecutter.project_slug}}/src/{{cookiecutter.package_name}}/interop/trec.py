@@ -34,6 +34,7 @@ from typing import Any
 
 from ..api import Hit
 from ..errors import EvalInputError
+from ..inputs.reading import CORPUS_LIMIT, DuplicateKey, no_constant, read_data, unique_pairs
 from ..retrieval.ranking import trec_order
 
 AllQrels = dict[str, dict[str, int]]  # {query id: {document id: grade}}
@@ -47,15 +48,9 @@ RUN_FIX = 'write a TREC run (`qid Q0 docid rank score tag` per line) or JSON {"q
 
 
 def read_text(path: Path, what: str) -> str:
-    """A file as UTF-8 text (a byte-order mark tolerated); EvalInputError naming file and line."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise EvalInputError(path, f"the {what} file does not exist", "check the path") from None
-    except OSError as error:
-        raise EvalInputError(
-            path, f"cannot read the {what} file: {error.strerror}", "check the path"
-        ) from None
+    """A file as UTF-8 text (a byte-order mark tolerated); EvalInputError naming file and line.
+    Read by inputs.reading.read_data: a FIFO, a device or a file over CORPUS_LIMIT is refused."""
+    raw = read_data(path, what, limit=CORPUS_LIMIT)  # a regular file, of a bounded size
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]  # tolerate a UTF-8 byte-order mark
     try:
@@ -69,25 +64,6 @@ def read_text(path: Path, what: str) -> str:
 
 def _is_json(text: str) -> bool:
     return text.lstrip()[:1] in ("{", "[")
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json.loads keeps the last of two equal keys without a word; a label given twice is a
-    # mistake we want to name, not to resolve silently.
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 # The line of a JSON key for an error message, computed only when the error is raised:
@@ -108,12 +84,12 @@ def _line_of(text: str, *keys: str) -> int | None:
 
 def _load_json(path: Path, text: str, fix: str) -> dict[str, Any]:
     try:
-        value = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=unique_pairs, parse_constant=no_constant)
     except json.JSONDecodeError as error:
         raise EvalInputError(
             path, f"not valid JSON: {error.msg} (column {error.colno})", fix, error.lineno
         ) from None
-    except _DuplicateKey as error:
+    except DuplicateKey as error:
         key = str(error.args[0])
         raise EvalInputError(
             path, f"key {key!r} appears twice in one object", "keep one entry per id", _line_of(text, key)

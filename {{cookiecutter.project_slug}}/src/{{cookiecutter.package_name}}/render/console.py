@@ -134,6 +134,10 @@ def _summary(report: Report) -> list[str]:
         for name, meaning in ANSWER_CHECKS.items()
         if name in report.aggregate
     ]
+    passages = report.passages  # only when the golden set names passages (retrieval/passages.py)
+    if passages is not None:
+        lines.append(f"Passages, over the {passages['evaluated']} questions that name them:")
+        lines += [f"  {name:<18} {_number(passages['aggregate'].get(name))}" for name in passages["names"]]
     if judge:
         model = f", model {judge.get('model')}" + (f"@{judge['revision']}" if judge.get("revision") else "")
         named = model if judge.get("model") else ""

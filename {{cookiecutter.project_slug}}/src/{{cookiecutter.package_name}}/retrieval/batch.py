@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .metrics import Qrels, Ranking
+from .ranking import as_float32
 
 if TYPE_CHECKING:  # names.py imports this module for its records' batch functions
     from .names import Metric
@@ -43,15 +44,25 @@ _BLOCK_CELLS = 1 << 16
 class Judged:
     """What the metrics need to know about a batch of rankings, sorted by (question, rank)."""
 
-    question: np.ndarray  # question index of each relevant retrieved document
+    question: np.ndarray  # question index of each retrieved document of positive grade
     rank: np.ndarray  # its rank, from 1
     grade: np.ndarray  # its grade (>= 1)
-    num_relevant: np.ndarray  # per question: documents with grade >= 1 in its qrels
-    ideal: np.ndarray  # per question: relevant grades, highest first, 0-padded
+    num_relevant: np.ndarray  # per question: documents with grade >= level in its qrels
+    ideal: np.ndarray  # per question: positive grades, highest first, 0-padded (nDCG's ideal)
+    level: int = 1  # relevance_level (trec_eval's -l): binary metrics count grade >= level
 
     @property
     def questions(self) -> int:
         return len(self.num_relevant)
+
+
+def _binary(j: Judged) -> Judged:
+    """`j` with only the documents binary metrics count as relevant (grade >= j.level); nDCG
+    keeps every positive grade, as trec_eval's ndcg does whatever its `-l`."""
+    if j.level <= 1:  # every entry has grade >= 1: nothing to drop
+        return j
+    keep = j.grade >= j.level  # order kept: still sorted by (question, rank)
+    return Judged(j.question[keep], j.rank[keep], j.grade[keep], j.num_relevant, j.ideal, j.level)
 
 
 class _Collector:
@@ -71,7 +82,7 @@ class _Collector:
         self.relevant_grade += [g for _, g in relevant]
         return relevant
 
-    def judged(self, questions: int) -> Judged:
+    def judged(self, questions: int, level: int) -> Judged:
         return _judged(
             questions,
             np.array(self.question, dtype=np.int64),
@@ -79,6 +90,7 @@ class _Collector:
             np.array(self.grade, dtype=np.int64),
             np.array(self.relevant_question, dtype=np.int64),
             np.array(self.relevant_grade, dtype=np.int64),
+            level,
         )
 
 
@@ -89,12 +101,19 @@ def _judged(
     grade: np.ndarray,
     relevant_question: np.ndarray,
     relevant_grade: np.ndarray,
+    level: int,
 ) -> Judged:
-    """Sort the relevant retrieved documents by (question, rank); build the ideal grades."""
+    """Sort the relevant retrieved documents by (question, rank); build the ideal grades and
+    count each question's relevant documents at relevance level `level`."""
     # One stable sort of an integer key, not a lexsort: entries arrive grouped by question
     # (both callers build them so), which timsort handles in close to one pass.
     order = np.argsort(question * (int(rank.max(initial=0)) + 1) + rank, kind="stable")
     num_relevant = np.bincount(relevant_question, minlength=questions)
+    binary = (
+        num_relevant
+        if level <= 1
+        else np.bincount(relevant_question[relevant_grade >= level], minlength=questions)
+    )
     # Ideal grades: each question's grades in a row of its own, then every row sorted, highest first.
     by_question = np.argsort(relevant_question, kind="stable")
     starts = np.cumsum(num_relevant) - num_relevant
@@ -102,11 +121,12 @@ def _judged(
     ideal = np.zeros((questions, int(num_relevant.max(initial=0))), dtype=np.int64)
     ideal[relevant_question[by_question], column] = relevant_grade[by_question]
     ideal = -np.sort(-ideal, axis=1)
-    return Judged(question[order], rank[order], grade[order], num_relevant, ideal)
+    return Judged(question[order], rank[order], grade[order], binary, ideal, level)
 
 
-def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels]) -> Judged:
-    """Judge rankings that are already in order (best first), e.g. a retriever's hits."""
+def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels], relevance_level: int = 1) -> Judged:
+    """Judge rankings that are already in order (best first), e.g. a retriever's hits;
+    binary metrics count grades >= `relevance_level` as relevant (trec_eval's -l)."""
     out = _Collector()
     for index, (ranking, judged) in enumerate(zip(rankings, qrels, strict=True)):
         relevant = out.relevant(index, judged)
@@ -122,14 +142,17 @@ def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels]) -> Judge
             out.question.append(index)
             out.rank.append(r)
             out.grade.append(g)
-    return out.judged(len(rankings))
+    return out.judged(len(rankings), relevance_level)
 
 
-def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]) -> tuple[list[str], Judged]:
+def judge_run(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels], relevance_level: int = 1
+) -> tuple[list[str], Judged]:
     """Judge a scored run {question id: {doc id: score}} as trec_eval ranks it.
 
-    Documents are ranked by score, highest first; equal scores by document id, descending
-    (trec_eval's order; `ranking.top_hits` uses the same). Every question in `qrels` is
+    Documents are ranked by score, highest first, scores compared in float32 as trec_eval
+    stores them; equal scores by document id, descending (trec_eval's order,
+    `ranking.trec_order`; `ranking.top_hits` uses the same). Every question in `qrels` is
     evaluated, in `qrels` order; one missing from `run` retrieved nothing. Scores must be
     finite, as the run loaders check. Returns the question ids and their judgements.
     """
@@ -149,16 +172,20 @@ def judge_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Qrels]
     where = np.flatnonzero(retrieved)
     q, rank = relevant_question[where], ahead[where] + 1
     for i in np.flatnonzero(ahead_or_tied[where] - ahead[where] > 1):  # equal scores: rare with real scores
-        doc, value = docs[where[i]], score[where[i]]
-        rank[i] += sum(1 for other, v in rows[q[i]].items() if v == value and other > doc)
-    return ids, _judged(len(ids), q, rank, relevant_grade[where], relevant_question, relevant_grade)
+        doc, value, row = docs[where[i]], float(score[where[i]]), rows[q[i]]
+        tied = as_float32(np.fromiter(row.values(), dtype=np.float64, count=len(row))).tolist()
+        rank[i] += sum(1 for other, v in zip(row, tied, strict=True) if v == value and other > doc)
+    return ids, _judged(
+        len(ids), q, rank, relevant_grade[where], relevant_question, relevant_grade, relevance_level
+    )
 
 
 def _rank_scored(
     rows: list[Mapping[str, float]], docs: list[str], owner: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each of `docs` (docs[i] belongs to rows[owner[i]]; `owner` ascending): its score
-    in its row (NaN: not there), and how many of the row's scores are > it and >= it.
+    in its row as a float32 (NaN: not there), and how many of the row's scores are > it and
+    >= it, compared in float32 as trec_eval compares them.
 
     A block of rows at a time: the block's scores are read into a small matrix with
     `np.fromiter`, its documents looked up with `map`, both in C, and ranked while the
@@ -169,20 +196,24 @@ def _rank_scored(
     docs_per_row = np.bincount(owner, minlength=len(rows))
     row_ends = np.concatenate(([0], np.cumsum(lengths))).tolist()
     doc_ends = np.concatenate(([0], np.cumsum(docs_per_row))).tolist()
-    score = np.empty(len(docs))
+    score = np.empty(len(docs), dtype=np.float32)
     greater, greater_equal = np.zeros(len(docs), dtype=np.int64), np.zeros(len(docs), dtype=np.int64)
     step = max(1, _BLOCK_CELLS // max(int(lengths.max(initial=0)), 1))
     for start in range(0, len(rows), step):
         stop = min(start + step, len(rows))
         block, first, last = rows[start:stop], doc_ends[start], doc_ends[stop]
-        values = np.fromiter(
-            chain.from_iterable(row.values() for row in block),
-            dtype=np.float64,
-            count=row_ends[stop] - row_ends[start],
+        values = as_float32(
+            np.fromiter(
+                chain.from_iterable(row.values() for row in block),
+                dtype=np.float64,
+                count=row_ends[stop] - row_ends[start],
+            )
         )
         each_row = chain.from_iterable(map(repeat, block, docs_per_row[start:stop].tolist()))
-        score[first:last] = np.fromiter(
-            map(get, each_row, docs[first:last], repeat(math.nan)), dtype=np.float64, count=last - first
+        score[first:last] = as_float32(
+            np.fromiter(
+                map(get, each_row, docs[first:last], repeat(math.nan)), dtype=np.float64, count=last - first
+            )
         )
         found = first + np.flatnonzero(~np.isnan(score[first:last]))
         if len(found):
@@ -197,7 +228,7 @@ def _as_matrix(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     width = int(lengths.max(initial=0))
     if (lengths == width).all():
         return values.reshape(len(lengths), width)
-    matrix = np.full((len(lengths), width), np.nan)
+    matrix = np.full((len(lengths), width), np.nan, dtype=values.dtype)
     matrix[np.arange(width) < lengths[:, None]] = values
     return matrix
 
@@ -273,18 +304,22 @@ def _per_relevant(j: Judged, count: np.ndarray) -> np.ndarray:
 
 
 def precision_at_k(j: Judged, k: int) -> np.ndarray:
+    j = _binary(j)
     return _count_within(j, k) / k
 
 
 def recall_at_k(j: Judged, k: int) -> np.ndarray:
+    j = _binary(j)
     return _per_relevant(j, _count_within(j, k))
 
 
 def hit_at_k(j: Judged, k: int) -> np.ndarray:
+    j = _binary(j)
     return (_count_within(j, k) > 0).astype(np.float64)
 
 
 def reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
+    j = _binary(j)
     first = np.full(j.questions, np.iinfo(np.int64).max)
     np.minimum.at(first, j.question, j.rank)
     out = np.zeros(j.questions)
@@ -324,6 +359,7 @@ def ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
 
 
 def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
+    j = _binary(j)
     # Entries are sorted by (question, rank): the n-th entry of a question is its n-th find.
     starts = np.searchsorted(j.question, j.question, side="left")
     found = np.arange(len(j.question)) - starts + 1
@@ -333,6 +369,7 @@ def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
 
 
 def r_precision(j: Judged) -> np.ndarray:
+    j = _binary(j)
     return _per_relevant(j, _count_within(j, j.num_relevant))
 
 

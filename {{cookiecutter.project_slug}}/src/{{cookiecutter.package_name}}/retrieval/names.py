@@ -44,6 +44,9 @@ class MetricRecord:
     ranx: str | None = None  # ranx's metric without a cutoff
     ranx_at_k: str | None = None  # ... and with cutoff k
     aliases: tuple[str, ...] = ()  # other spellings accepted on input, lower case
+    # Graded: weighs documents by their grade and ignores `relevance_level` (nDCG, as trec_eval's
+    # ndcg); otherwise binary: relevant means grade >= relevance_level, passed as a keyword.
+    graded: bool = False
 
     @property
     def spelling(self) -> str:
@@ -116,6 +119,7 @@ REGISTRY: dict[str, MetricRecord] = {
             ranx="ndcg",
             ranx_at_k="ndcg@{k}",
             aliases=("ndcg_cut",),
+            graded=True,
         ),
         MetricRecord(
             "ndcg_exp",
@@ -124,6 +128,7 @@ REGISTRY: dict[str, MetricRecord] = {
             batch.ndcg_exp_at_k,
             ranx="ndcg_burges",
             ranx_at_k="ndcg_burges@{k}",
+            graded=True,
         ),
         MetricRecord(
             "map",
@@ -186,9 +191,14 @@ class Metric:
         """ranx's name for this metric at this cutoff (`ndcg@10`); None if it has none."""
         return _at(self.record.ranx if self.k is None else self.record.ranx_at_k, self.k)
 
-    def __call__(self, ranking: Ranking, qrels: Qrels) -> float:
+    def __call__(self, ranking: Ranking, qrels: Qrels, relevance_level: int = 1) -> float:
+        """This metric of one ranking; `relevance_level` as trec_eval's `-l` (graded metrics
+        ignore it: MetricRecord.graded)."""
         function = self.record.per_question
-        return function(ranking, qrels) if self.k is None else function(ranking, qrels, self.k)
+        level = {} if self.record.graded else {"relevance_level": relevance_level}
+        return (
+            function(ranking, qrels, **level) if self.k is None else function(ranking, qrels, self.k, **level)
+        )
 
 
 def _at(template: str | None, k: int | None) -> str | None:

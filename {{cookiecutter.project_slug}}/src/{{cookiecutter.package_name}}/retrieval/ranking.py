@@ -1,10 +1,16 @@
-"""Rankings: checking what a retriever returned, trec_eval's order, and top-k selection."""
+"""Rankings: checking what a retriever returned, trec_eval's order, and top-k selection.
+
+trec_eval's order (`trec_order`): score descending, then document id descending, with
+scores compared as trec_eval holds them, in single precision (float32): 12.5 and
+12.500000001 are the same float32, so they tie and the larger id ranks first. Which order
+the metrics are computed on is the `[retrieval] ties` setting (`Ties`; docs/metrics.md).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,8 +35,10 @@ def search_all(retriever: Retriever, questions: list[str], depth: int) -> list[l
 class Remembered:
     """`retriever`, answering questions it has already answered from memory.
 
-    The generator gets this: it sees exactly the hits that were evaluated, and a slow
-    retriever (an embedding model, a remote service) is not run twice per question. A
+    The generator gets this: it sees exactly the hits the retriever returned for the
+    evaluated run, in the retriever's own order (the metrics may read tied scores in
+    trec_eval's: `[retrieval] ties`), and a slow retriever (an embedding model, a remote
+    service) is not run twice per question. A
     question it has not seen, or a deeper search, goes to the retriever itself; so does any
     other attribute.
     """
@@ -52,13 +60,70 @@ class RetrieverOutputError(Exception):
     """The retriever returned something that cannot be a ranking."""
 
 
-def trec_order(hits: Iterable[Hit]) -> list[Hit]:
-    """Hits in the order trec_eval ranks them: score descending, then document id descending.
+# `[retrieval] ties`: which order of a retriever's hits the metrics are computed on.
+#   "trec_eval"  trec_order: the order trec_eval gives the same scores (the default), so an
+#                exported run scores the same there;
+#   "retriever"  the order the retriever returned, tied scores included.
+Ties = Literal["trec_eval", "retriever"]
 
-    trec_eval ignores a run's rank column and sorts by score, breaking ties by comparing
-    document ids (descending); every scored run we read or write is ordered by this rule.
+
+def as_float32(scores: np.ndarray) -> np.ndarray:
+    """`scores` in single precision, as trec_eval stores a run's scores: the nearest float32
+    (round to nearest, ties to even, as C's cast); beyond float32's range, +-inf, which ties
+    with any other score that far out, as in trec_eval."""
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32)
+
+
+def trec_order(hits: Iterable[Hit]) -> list[Hit]:
+    """Hits in the order trec_eval ranks them: score descending, then document id descending,
+    scores compared in float32 (`as_float32`); the hits keep their own (double) scores.
+
+    trec_eval ignores a run's rank column and sorts by its float32 scores, breaking ties by
+    comparing document ids byte by byte, larger first (Python's string order is the same for
+    UTF-8 text); every scored run we read or write is ordered by this rule.
     """
-    return sorted(hits, key=lambda hit: (hit.score, hit.doc_id), reverse=True)
+    listed = list(hits)
+    scores = as_float32(np.array([hit.score for hit in listed], dtype=np.float64))
+    if bool(np.all(scores[1:] < scores[:-1])):  # already strictly decreasing: no tie to break
+        return listed
+    tied = scores.tolist()
+    order = sorted(range(len(listed)), key=lambda i: (tied[i], listed[i].doc_id), reverse=True)
+    return [listed[i] for i in order]
+
+
+def evaluated_order(ranked: Sequence[Sequence[Hit]], ties: Ties) -> list[list[Hit]]:
+    """Each question's hits in the order its metrics are computed on (`Ties`)."""
+    if ties == "retriever":
+        return [list(hits) for hits in ranked]
+    return [trec_order(hits) for hits in ranked]
+
+
+def tie_warning(
+    ids: Sequence[str], ranked: Sequence[Sequence[Hit]], in_order: Sequence[Sequence[Hit]], shown: int = 5
+) -> str | None:
+    """The warning printed when the metrics follow trec_eval's order but the retriever put
+    tied scores in another: how many questions, the first `shown` ids, and the setting that
+    evaluates the retriever's own order. None when there is nothing to say.
+
+    `ranked` holds each question's hits as the retriever returned them, `in_order` the same
+    hits as `evaluated_order` gave them: the two differ only under trec_eval's rule, and only
+    where tied scores (`check_hits` refuses any other rise) were not ordered by id, descending.
+    """
+    otherwise = [
+        qid
+        for qid, given, used in zip(ids, ranked, in_order, strict=True)
+        if any(a.doc_id != b.doc_id for a, b in zip(given, used, strict=True))
+    ]
+    if not otherwise:
+        return None
+    more = f" and {len(otherwise) - shown} more" if len(otherwise) > shown else ""
+    return (
+        f"warning: {len(otherwise)} question(s) have tied scores (equal as float32) that the retriever "
+        f"ordered otherwise than trec_eval (document id, descending): {', '.join(otherwise[:shown])}{more}. "
+        'Their metrics follow trec_eval\'s order; set [retrieval] ties = "retriever" in eval.toml to '
+        "evaluate the retriever's own order (docs/metrics.md)"
+    )
 
 
 def top_hits(
@@ -72,25 +137,30 @@ def top_hits(
     """The `depth` best documents with a positive score (any score, for `positive_only=False`:
     a similarity such as a cosine can be negative), best first.
 
-    Ties are broken as `trec_order` breaks them (document id, descending), so an exported
-    run ranks the same in trec_eval as here; this is its vectorised form for whole corpora.
-    `tiebreak[i]` is document i's position in ascending id order, from `ascending_id_rank`.
+    Ranked exactly as `trec_order` ranks them (float32 scores, then document id descending),
+    so the shipped retrievers never order tied scores otherwise than trec_eval; this is its
+    vectorised form for whole corpora. The hits keep their double scores, which may rise
+    within a float32 tie (`check_hits` compares in float32). `tiebreak[i]` is document i's
+    position in ascending id order, from `ascending_id_rank`.
     """
     candidates = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
+    tied = as_float32(scores[candidates])
     if len(candidates) > depth:
         # Keep everything that scores at least the depth-th best score, ties included.
-        threshold = np.partition(scores[candidates], len(candidates) - depth)[len(candidates) - depth]
-        candidates = candidates[scores[candidates] >= threshold]
-    order = candidates[np.lexsort((-tiebreak[candidates], -scores[candidates]))][:depth]
+        threshold = np.partition(tied, len(candidates) - depth)[len(candidates) - depth]
+        keep = tied >= threshold
+        candidates, tied = candidates[keep], tied[keep]
+    order = candidates[np.lexsort((-tiebreak[candidates], -tied))][:depth]
     return [Hit(doc_ids[i], float(scores[i])) for i in order]
 
 
 def found_and_missing(
-    ranking: Sequence[str], qrels: Mapping[str, int], k: int
+    ranking: Sequence[str], qrels: Mapping[str, int], k: int, relevance_level: int = 1
 ) -> tuple[list[str], list[str]]:
-    """The relevant documents (grade >= 1) in the top k of `ranking`, best first, and those
-    not in it, highest grade first, then by id: the ids a reader checks for one question."""
-    relevant = {doc_id: grade for doc_id, grade in qrels.items() if grade >= 1}
+    """The relevant documents (grade >= `relevance_level`) in the top k of `ranking`, best
+    first, and those not in it, highest grade first, then by id: the ids a reader checks for
+    one question."""
+    relevant = {doc_id: grade for doc_id, grade in qrels.items() if grade >= relevance_level}
     top = ranking[:k]
     found = [doc_id for doc_id in top if doc_id in relevant]
     missing = sorted(set(relevant) - set(top), key=lambda doc_id: (-relevant[doc_id], doc_id))
@@ -105,7 +175,11 @@ def ascending_id_rank(doc_ids: Sequence[str]) -> np.ndarray:
 
 
 def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -> list[Hit]:
-    """Validate what a retriever returned; raise RetrieverOutputError saying what is wrong."""
+    """Validate what a retriever returned; raise RetrieverOutputError saying what is wrong.
+
+    Scores must not increase down the ranking, compared as trec_eval compares them (float32):
+    within scores equal in float32 any order passes, and `[retrieval] ties` says which order
+    is evaluated."""
     if not isinstance(hits, list | tuple):
         raise RetrieverOutputError(
             f"search() must return a list of Hit(doc_id, score), got {type(hits).__name__}"
@@ -114,7 +188,6 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
         raise RetrieverOutputError(f"asked for at most {depth} hits, got {len(hits)}")
     checked: list[Hit] = []
     seen: set[str] = set()
-    previous = math.inf
     for position, hit in enumerate(hits, start=1):
         try:
             doc_id, score = hit
@@ -127,11 +200,15 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
             raise RetrieverOutputError(f"hit {position}: document {doc_id!r} appears twice")
         if not math.isfinite(score):
             raise RetrieverOutputError(f"hit {position}: score of {doc_id!r} is {score}, not a finite number")
-        if score > previous:
-            raise RetrieverOutputError(
-                f"hit {position}: scores must not increase down the ranking ({previous} then {score})"
-            )
         seen.add(doc_id)
-        previous = score
         checked.append(Hit(doc_id, score))
+    # All scores at once, in float32: one conversion per ranking, not one per hit.
+    tied = as_float32(np.array([hit.score for hit in checked], dtype=np.float64))
+    rises = np.flatnonzero(tied[1:] > tied[:-1])
+    if len(rises):
+        i = int(rises[0]) + 1
+        raise RetrieverOutputError(
+            f"hit {i + 1}: scores must not increase down the ranking "
+            f"({checked[i - 1].score} then {checked[i].score})"
+        )
     return checked

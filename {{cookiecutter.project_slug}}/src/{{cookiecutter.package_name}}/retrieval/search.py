@@ -15,7 +15,8 @@ from ..api import Document, Hit, Retriever
 from ..errors import EvalInputError
 from ..inputs.data import Question
 from .calls import call, failure
-from .ranking import RetrieverOutputError, check_hits, search_many_of
+from .passages import collect
+from .ranking import RetrieverOutputError, search_many_of
 
 
 def _search_many(
@@ -49,16 +50,21 @@ def retrieve_all(
     depth: int,
     golden: Path,
     track: Callable[[list[Question]], Iterable[Question]] = iter,
+    chunks: list[list[Hit]] | None = None,
 ) -> list[list[Hit]]:
     """Every question's checked hits, in golden-set order. `golden` names the file in errors;
-    `track` wraps the loop over questions (the orchestrator's progress bar)."""
+    `track` wraps the loop over questions (the orchestrator's progress bar).
+
+    A retriever that returns chunks gets its document ranking back (passages.py: each
+    document at its first chunk); `chunks`, when given, receives each question's chunk
+    ranking as returned (the same hits when there are no chunks), for passage metrics."""
     answered = _search_many(retriever, questions, depth, golden)  # None: no search_many
     method = "search()" if answered is None else "search_many()"  # the one to fix
     ranked = []
     for i, question in enumerate(track(questions)):
         try:
             found = answered[i] if answered is not None else call(retriever.search, question.question, depth)
-            hits = check_hits(found, depth, corpus)
+            hits, chunked = collect(found, depth, corpus)
         except RetrieverOutputError as error:
             raise EvalInputError(
                 golden,
@@ -74,4 +80,6 @@ def retrieve_all(
                 question.line,
             ) from error
         ranked.append(hits)
+        if chunks is not None:
+            chunks.append(chunked)
     return ranked

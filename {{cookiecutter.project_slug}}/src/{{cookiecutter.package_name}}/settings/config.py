@@ -32,6 +32,7 @@ from .schema import (
     RetrievalSettings,
     RunSettings,
     StatsSettings,
+    SweepSettings,
 )
 
 __all__ = ["DEFAULT_PATH", "Config", "GateSettings", "StatsSettings", "load_config"]
@@ -55,6 +56,7 @@ class Config:
     run: RunSettings
     display: DisplaySettings
     metrics: list[Metric]  # every metric computed, in report order
+    sweep: SweepSettings = field(default_factory=SweepSettings)  # [sweep]: the grid `sweep` tries
     text: str = field(default="", repr=False, compare=False)  # eval.toml as read
     # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
     # resolve symlinks, and an output written through one must be noticed (see `as_written`).
@@ -125,6 +127,8 @@ OUTPUTS: dict[tuple[str, str], Any] = {
     ("data", "summary"): DataSettings,
     ("data", "html"): DataSettings,
     ("judge", "cache"): JudgeTable,
+    ("sweep", "markdown"): SweepSettings,
+    ("sweep", "html"): SweepSettings,
 }
 
 
@@ -145,7 +149,9 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
     """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
     path = Path(path)
     # A regular file of at most CONFIG_LIMIT bytes: a FIFO or a device is exit 2, not a hang.
-    raw = read_data(path, "config", limit=CONFIG_LIMIT, missing_fix="run from the project folder, or pass --config PATH")
+    raw = read_data(
+        path, "config", limit=CONFIG_LIMIT, missing_fix="run from the project folder, or pass --config PATH"
+    )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -19,6 +19,8 @@ Each table is a pydantic dataclass, so the engine's settings stay frozen datacla
 
 from __future__ import annotations
 
+import dataclasses
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -30,6 +32,7 @@ from pydantic import (
     PlainValidator,
     StrictFloat,
     StrictInt,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -39,6 +42,7 @@ from pydantic.dataclasses import dataclass
 from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
 from ..retrieval.calls import DEFAULT_TIMEOUT
 from ..retrieval.names import Metric, parse_metric
+from ..retrieval.ranking import Ties
 from ..retrieval.tokens import TokenizerSettings
 
 
@@ -121,6 +125,18 @@ class RetrievalSettings:
     metrics: Annotated[list[MetricName], Field(min_length=1), AfterValidator(_unique)] = Field(
         default_factory=lambda data: [parse_metric(f"recall@{data.get('k', 5)}"), parse_metric("mrr")],
         description="metrics reported, in order (default: recall@k and mrr); docs/metrics.md",
+    )
+    ties: Ties = Field(
+        default="trec_eval",
+        description='order of tied scores: "trec_eval" (scores compared as float32, ties by document '
+        'id descending, as trec_eval ranks them) or "retriever" (the order it returned); docs/metrics.md',
+    )
+    relevance_level: StrictInt = Field(
+        default=1,
+        ge=1,
+        le=1_000_000,
+        description="lowest grade counted relevant by binary metrics (trec_eval's -l); nDCG uses every "
+        "positive grade whatever this is",
     )
 
     @field_validator("depth")
@@ -272,6 +288,93 @@ class DisplaySettings:
     )
 
 
+def _grid(table: str, values: dict[str, Any]) -> dict[str, list[Any]]:
+    """[sweep.retriever] / [sweep.tokenizer]: every key holds a non-empty list of values to try."""
+    for key, tried in values.items():
+        if not isinstance(tried, list) or not tried:
+            raise SettingError(
+                f"must be a non-empty list of the values to try, got {tried!r}",
+                f"e.g. {key} = [{tried!r}]"
+                if not isinstance(tried, list)
+                else f"list at least one value: {key} = [...]",
+                ("sweep", table, key),
+            )
+    return values
+
+
+def _tokenizer_grid(values: dict[str, Any]) -> dict[str, list[Any]]:
+    """Each value of [sweep.tokenizer] must be a valid [tokenizer] setting of its key."""
+    _grid("tokenizer", values)
+    known = [setting.name for setting in dataclasses.fields(TokenizerSettings)]
+    for key, tried in values.items():
+        if key not in known:
+            raise SettingError(
+                f"{key!r} is not a [tokenizer] setting",
+                f"use one of: {', '.join(known)}",
+                ("sweep", "tokenizer", key),
+            )
+        for value in tried:
+            try:
+                TokenizerSettings(**{key: value})
+            except ValidationError as error:
+                problem = error.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+                raise SettingError(
+                    f"{value!r}: {problem}", "fix or remove that value", ("sweep", "tokenizer", key)
+                ) from None
+    return values
+
+
+@dataclass(frozen=True, config=TABLE)
+class SweepSettings:
+    """[sweep]: the grid `sweep` tries against the current configuration (docs/sweep.md)."""
+
+    retriever: Annotated[dict[str, Any], AfterValidator(partial(_grid, "retriever"))] = Field(
+        default_factory=dict,
+        examples=[{"k1": [0.6, 0.9, 1.2], "b": [0.4, 0.75]}],
+        description="[sweep.retriever]: [retriever] options, each with the list of values to try",
+    )
+    tokenizer: Annotated[dict[str, Any], AfterValidator(_tokenizer_grid)] = Field(
+        default_factory=dict,
+        examples=[{"stemmer": ["none", "porter"]}],
+        description="[sweep.tokenizer]: [tokenizer] settings, each with the list of values to try",
+    )
+    metric: MetricName | None = Field(
+        default=None,
+        description="the metric that picks the winner (default: the first gated retrieval metric)",
+    )
+    halving_above: StrictInt = Field(
+        default=8,
+        ge=2,
+        le=100_000,
+        description="more candidates than this: successive halving on growing seeded subsets of questions",
+    )
+    holdout_share: StrictFloat = Field(
+        default=0.3,
+        gt=0,
+        lt=1,
+        description="without [data] holdout: the share of golden questions held out (seeded split) "
+        "to confirm the winner",
+    )
+    max_candidates: StrictInt = Field(
+        default=1000, ge=1, le=100_000, description="a larger grid is refused: narrow it"
+    )
+    markdown: SettingsPath = Field(default=Path("build/sweep.md"), description="the sweep's markdown report")
+    html: SettingsPath = Field(default=Path("build/sweep.html"), description="the sweep's HTML report")
+
+    @model_validator(mode="after")
+    def _not_too_many(self) -> SweepSettings:
+        size = 1
+        for tried in [*self.retriever.values(), *self.tokenizer.values()]:
+            size *= len(tried)
+        if size > self.max_candidates:
+            raise SettingError(
+                f"the grid has {size:,} candidates, more than max_candidates = {self.max_candidates:,}",
+                "try fewer values, or raise max_candidates",
+                ("sweep", "max_candidates"),
+            )
+        return self
+
+
 class EvalFile(BaseModel):
     """The whole of eval.toml: its tables. [retriever] and [generation] are free-form: each
     retriever and generator validates its own options."""
@@ -288,6 +391,7 @@ class EvalFile(BaseModel):
     judge: JudgeTable
     run: RunSettings
     display: DisplaySettings
+    sweep: SweepSettings
 
     @model_validator(mode="before")
     @classmethod

@@ -36,6 +36,16 @@ def test_replaces_the_old_content_and_leaves_no_temporary_file(tmp_path: Path) -
     assert sorted(os.listdir(target.parent)) == ["report.json"]
 
 
+def test_never_replaces_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """A pipe (or a device such as /dev/null, given as --report) stays what it is: replacing
+    it with a file would break every program that uses it."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(EvalInputError, match="not a regular file"):
+        write_atomic(pipe, "{}")
+    assert pipe.is_fifo() and not list(tmp_path.glob(".pipe.*"))  # no temporary file left
+
+
 def test_temporary_files_are_named_as_the_generated_gitignore_covers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

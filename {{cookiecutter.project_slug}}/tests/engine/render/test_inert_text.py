@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TINY_CONFIG, TINY_GOLDEN, run_cli, set_min_length, write_project
+from conftest import TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, run_cli, set_min_length, write_project
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -125,18 +125,22 @@ def test_html_text_escapes_markup_and_controls(payload: str) -> None:
 
 @pytest.fixture
 def hostile(tmp_path: Path) -> Path:
-    """The tiny project with payloads in every question, in tags, in two ids and in a slice
-    floor's tag; returns its eval.toml."""
+    """The tiny project with payloads in every question, in tags, in two ids, in a slice
+    floor's tag, and in a document and a key fact (so in answers and in the reasons a check
+    fails); returns its eval.toml."""
+    corpus = json.loads(json.dumps(TINY_CORPUS))
+    # words under 4 letters: the 2FA question still misses with min_length = 4
+    corpus[2]["text"] += " Tap <b>![x](y)</b> now.\n:: \x1b[2J"
     golden = json.loads(json.dumps(TINY_GOLDEN))
+    golden[1]["must_include"].append("<b>![x](y)</b>")
     for i, row in enumerate(golden):
         row["question"] += " " + HOSTILE
         row["tags"] += [PAYLOADS[i % len(PAYLOADS)], "tag\n::error::in a tag"]
     golden[0]["id"] = "q1\n::error title=id::<script>x</script>"
     golden[2]["id"] = "q3![p](http://evil.example/p.png)|\x1b[2J"
     slice_floor = '[gate.slices."![pixel](http://evil.example/p.png)"]\n"hit@5" = 0.5\n\n[gate.floors]'
-    return write_project(
-        tmp_path / "project", TINY_CONFIG.replace("[gate.floors]", slice_floor, 1), golden=golden
-    )
+    config = TINY_CONFIG.replace("[gate.floors]", slice_floor, 1)
+    return write_project(tmp_path / "project", config, corpus=corpus, golden=golden)
 
 
 @pytest.mark.keyword  # the failing gate comes from min_length = 4
@@ -152,10 +156,12 @@ def test_hostile_data_is_inert_through_eval_and_gate(
     printed = capsys.readouterr()
     console_is_inert(printed.out + printed.err)
     assert "\\::error title=id::" in printed.out  # the id is shown, defused
+    assert "missing key facts: 'authenticator app'; '<b>![x](y)</b>'" in printed.out
     build = hostile.parent / "build"
     summary = (build / "summary.md").read_text(encoding="utf-8")
     markdown_is_inert(summary)
     assert "&lt;script&gt;" in summary and "\\!\\[pixel\\](http://evil.example/p.png)" in summary
+    assert "&lt;b&gt;\\!\\[x\\](y)&lt;/b&gt;" in summary  # a reason quoting the key fact
     page = (build / "report.html").read_text(encoding="utf-8")
     assert not re.search(r"<(script|img|a)\b", page) and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert not CONTROL.search(page)

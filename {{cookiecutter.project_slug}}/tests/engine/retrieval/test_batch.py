@@ -7,8 +7,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from {{ cookiecutter.package_name }}.api import Hit
 from {{ cookiecutter.package_name }}.retrieval.batch import compute, judge_rankings, judge_run
 from {{ cookiecutter.package_name }}.retrieval.names import REGISTRY, Metric
+from {{ cookiecutter.package_name }}.retrieval.ranking import trec_order
 
 DOC_IDS = [f"d{i}" for i in range(12)]
 
@@ -16,6 +18,7 @@ rankings = st.lists(st.sampled_from(DOC_IDS), unique=True, max_size=len(DOC_IDS)
 qrels_st = st.dictionaries(st.sampled_from(DOC_IDS), st.integers(min_value=0, max_value=3), max_size=10)
 questions = st.lists(st.tuples(rankings, qrels_st), max_size=8)
 cutoffs = st.one_of(st.none(), st.integers(min_value=1, max_value=14))
+levels = st.integers(min_value=1, max_value=4)  # relevance_level; 4 is above every grade here
 
 
 def metrics_for(k: int | None) -> list[Metric]:
@@ -32,14 +35,18 @@ def metrics_for(k: int | None) -> list[Metric]:
 
 
 def assert_equal_to_reference(
-    ranked: list[list[str]], qrels: list[dict[str, int]], values: dict[str, object], metrics: list[Metric]
+    ranked: list[list[str]],
+    qrels: list[dict[str, int]],
+    values: dict[str, object],
+    metrics: list[Metric],
+    level: int = 1,
 ) -> None:
     for metric in metrics:
         got = values[str(metric)]
         assert len(got) == len(ranked)
         for ranking, judged, value in zip(ranked, qrels, got, strict=True):
-            expected = metric(ranking, judged)
-            assert abs(value - expected) <= 1e-9, (str(metric), ranking, judged, value, expected)
+            expected = metric(ranking, judged, level)
+            assert abs(value - expected) <= 1e-9, (str(metric), level, ranking, judged, value, expected)
 
 
 @given(questions, cutoffs)
@@ -53,31 +60,50 @@ def test_batch_equals_per_question_functions(
     assert_equal_to_reference(ranked, qrels, compute(judge_rankings(ranked, qrels), metrics), metrics)
 
 
+@given(questions, cutoffs, levels)
+def test_batch_equals_per_question_functions_at_every_relevance_level(
+    batch: list[tuple[list[str], dict[str, int]]], k: int | None, level: int
+) -> None:
+    """relevance_level (trec_eval's -l): binary metrics count grades >= level, nDCG every grade."""
+    ranked = [ranking for ranking, _ in batch]
+    qrels = [judged for _, judged in batch]
+    metrics = metrics_for(k)
+    values = compute(judge_rankings(ranked, qrels, level), metrics)
+    assert_equal_to_reference(ranked, qrels, values, metrics, level)
+
+
+# Scores with exact ties and near-ties: 1.0 and 1.0 + 1e-9 are one float32, hence tied.
+SCORES = [0.5, 1.0, 1.0 + 1e-9, 1.0 - 1e-9, 2.0, 2.0 + 3e-9, 3.5]
+
+
 @given(
     st.lists(
         st.tuples(
-            st.dictionaries(st.sampled_from(DOC_IDS), st.sampled_from([0.5, 1.0, 2.0, 3.5]), max_size=12),
+            st.dictionaries(st.sampled_from(DOC_IDS), st.sampled_from(SCORES), max_size=12),
             qrels_st,
         ),
         max_size=6,
     ),
     cutoffs,
+    levels,
 )
 def test_scored_run_ranks_as_trec_eval(
-    batch: list[tuple[dict[str, float], dict[str, int]]], k: int | None
+    batch: list[tuple[dict[str, float], dict[str, int]]], k: int | None, level: int
 ) -> None:
-    """A {doc: score} run is ranked by score, ties by document id descending (few distinct
-    scores, so ties are common), then scored like the per-question functions."""
+    """A {doc: score} run is ranked by float32 score, ties by document id descending (few
+    distinct scores and near-ties 1e-9 apart, so ties are common), then scored like the
+    per-question functions at the relevance level."""
     run = {f"q{i}": scores for i, (scores, _) in enumerate(batch)}
     qrels = {f"q{i}": judged for i, (_, judged) in enumerate(batch)}
     metrics = metrics_for(k)
-    ranked = [sorted(run[q], key=lambda d, q=q: (run[q][d], d), reverse=True) for q in qrels]
+    ranked = [[hit.doc_id for hit in trec_order(Hit(d, s) for d, s in run[q].items())] for q in qrels]
     # Any order in the dict, and best first (the order retrievers write; a faster path).
     in_rank_order = {q: {d: run[q][d] for d in ranking} for q, ranking in zip(qrels, ranked, strict=True)}
     for given_run in (run, in_rank_order):
-        ids, judged = judge_run(given_run, qrels)
+        ids, judged = judge_run(given_run, qrels, level)
         assert ids == list(qrels)
-        assert_equal_to_reference(ranked, [qrels[q] for q in ids], compute(judged, metrics), metrics)
+        values = compute(judged, metrics)
+        assert_equal_to_reference(ranked, [qrels[q] for q in ids], values, metrics, level)
 
 
 def test_question_missing_from_run_retrieved_nothing() -> None:

@@ -4,7 +4,9 @@
 
 - trec_eval (through pytrec-eval-terrier) for every metric it has: P_k, recall_k,
   success_k, recip_rank, ndcg, ndcg_cut_k, map, map_cut_k, Rprec. It also checks the
-  tie order: runs are given with tied scores and trec_eval ranks them itself.
+  tie order: runs are given with tied scores, and near-ties 1e-9 apart that trec_eval's
+  float32 scores cannot tell apart, and trec_eval ranks them itself; and the relevance
+  level (`relevance_level`, trec_eval's -l) at 1, 2 and 3.
 - ranx for the same metrics and the two trec_eval lacks: mrr@k and nDCG with exponential
   gain (ndcg_burges). ranx keeps tied scores in input order where trec_eval sorts them by
   document id, so ranx gets each ranking with distinct, strictly decreasing scores: it is
@@ -33,7 +35,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }}.api import Hit
-from {{ cookiecutter.package_name }}.retrieval.names import REGISTRY
+from {{ cookiecutter.package_name }}.retrieval.batch import compute, judge_run
+from {{ cookiecutter.package_name }}.retrieval.names import REGISTRY, Metric
 from {{ cookiecutter.package_name }}.retrieval.ranking import trec_order
 from {{ cookiecutter.package_name }}.settings.config import load_config
 
@@ -85,27 +88,28 @@ def ranking_of(scores: dict[str, float]) -> list[str]:
     return [hit.doc_id for hit in trec_order(Hit(doc_id, s) for doc_id, s in scores.items())]
 
 
-def ours(qrels: AllQrels, run: ScoredRun, k: int) -> dict[str, dict[str, float]]:
+def ours(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> dict[str, dict[str, float]]:
     """Every metric for every judged query; a query the run lacks has an empty ranking."""
     table = {}
     for qid, judged in qrels.items():
         ranking = ranking_of(run.get(qid, {}))
-        table[qid] = {
-            name: function(ranking, judged, k) if cut else function(ranking, judged)
-            for name, (function, cut, _, _) in CASES.items()
-        }
+        table[qid] = {}
+        for name, (function, cut, _, _) in CASES.items():
+            metric = Metric(name.removesuffix("@k"), k if cut else None)
+            table[qid][name] = metric(ranking, judged, level)
+            assert metric.record.per_question is function
     return table
 
 
-def trec_eval(qrels: AllQrels, run: ScoredRun, k: int) -> dict[str, dict[str, float]]:
+def trec_eval(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> dict[str, dict[str, float]]:
     """trec_eval's values, under our names. It ranks the tied scores itself."""
     measures = {measure.format(k=k) for measure in TREC_MEASURES}
-    table = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    table = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
     # trec_eval's recip_rank has no cutoff; over the top k of its own ranking it is mrr@k.
     top_k = {
         qid: {doc_id: scores[doc_id] for doc_id in ranking_of(scores)[:k]} for qid, scores in run.items()
     }
-    cut = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(top_k)
+    cut = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=level).evaluate(top_k)
     result = {}
     for qid, values in table.items():
         result[qid] = {name: values[trec.format(k=k)] for name, (_, _, trec, _) in CASES.items() if trec}
@@ -139,13 +143,14 @@ def assert_agree(
     assert not problems, f"{len(problems)} disagreement(s) with {tool}:\n" + "\n".join(problems[:20])
 
 
-def check_collection(qrels: AllQrels, run: ScoredRun, k: int) -> None:
-    mine = ours(qrels, run, k)
-    reference = trec_eval(qrels, run, k)
+def check_collection(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> None:
+    mine = ours(qrels, run, k, level)
+    reference = trec_eval(qrels, run, k, level)
     # trec_eval scores exactly the judged queries that the run has; the rest are ours alone
     assert set(reference) == set(qrels) & set(run)
     assert_agree(mine, reference, "trec_eval", k)
-    assert_agree(mine, ranx_values(qrels, run, k), "ranx", k)
+    if level == 1:  # ranx has no relevance level: it counts every positive grade
+        assert_agree(mine, ranx_values(qrels, run, k), "ranx", k)
     for qid in set(qrels) - set(run):  # no ranking at all: zero, as trec_eval -c counts it
         assert set(mine[qid].values()) == {0.0}
 
@@ -171,6 +176,62 @@ def collections(draw: st.DrawFn) -> tuple[AllQrels, ScoredRun, int]:
 @given(collections())
 def test_every_metric_equals_trec_eval_and_ranx(collection: tuple[AllQrels, ScoredRun, int]) -> None:
     check_collection(*collection)
+
+
+# Near-ties: scores 1e-9 apart are distinct doubles but one float32, the precision trec_eval
+# keeps, so they tie there and are ranked by document id; 1e-6 apart they do not tie.
+NEAR_TIES = [0.0, 1.0, 1.0 + 1e-9, 1.0 - 1e-9, 1.0 + 2e-9, 1.000001, 12.5, 12.500000001, 12.499999999, -3.0]
+
+
+@st.composite
+def near_tie_collections(draw: st.DrawFn) -> tuple[AllQrels, ScoredRun, int]:
+    qrels, _, k = draw(collections())
+    run_queries = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True))
+    scores = st.sampled_from(NEAR_TIES)
+    run = {qid: draw(st.dictionaries(st.sampled_from(DOCS), scores, max_size=12)) for qid in run_queries}
+    return qrels, run, k
+
+
+@given(near_tie_collections(), st.integers(1, 3))
+def test_near_ties_rank_as_trec_eval_float32(collection: tuple[AllQrels, ScoredRun, int], level: int) -> None:
+    """Every metric equals trec_eval's on runs full of float32 ties and near-ties, at
+    relevance levels 1 to 3; so does the batch path that reads scored runs (compare)."""
+    qrels, run, k = collection
+    check_collection(qrels, run, k, level)
+    reference = trec_eval(qrels, run, k, level)
+    ids, judged = judge_run(run, qrels, level)
+    metrics = {
+        name: Metric(name.removesuffix("@k"), k if cut else None) for name, (_, cut, _, _) in CASES.items()
+    }
+    values = compute(judged, list(metrics.values()))
+    for i, qid in enumerate(ids):
+        for name, value in reference.get(qid, {}).items():
+            assert abs(float(values[str(metrics[name])][i]) - value) <= TOLERANCE, (qid, name)
+
+
+def test_scores_equal_in_float32_tie_and_rank_by_id_as_in_trec_eval() -> None:
+    """The example of the issue: z (relevant) scores 12.5, a 12.500000001; in float32 both are
+    12.5, so trec_eval ranks z first (ids descending) and MRR is 1.0, not 0.5."""
+    qrels, run = {"q1": {"z": 1}}, {"q1": {"z": 12.5, "a": 12.500000001}}
+    assert ranking_of(run["q1"]) == ["z", "a"]
+    assert ours(qrels, run, 1)["q1"]["mrr"] == 1.0
+    assert trec_eval(qrels, run, 1)["q1"]["mrr"] == 1.0
+    _, judged = judge_run(run, qrels)
+    assert compute(judged, [Metric("mrr")])["mrr"].tolist() == [1.0]
+    # Apart by more than float32 can hold, the larger score ranks first, in both.
+    apart = {"q1": {"z": 12.5, "a": 12.501}}
+    assert ours(qrels, apart, 1)["q1"]["mrr"] == trec_eval(qrels, apart, 1)["q1"]["mrr"] == 0.5
+
+
+def test_relevance_level_2_counts_grades_2_and_up_and_ndcg_keeps_every_grade() -> None:
+    """With relevance_level 2 (trec_eval -l 2) a grade-1 document is not relevant to the
+    binary metrics, while nDCG still weighs it by its grade, as trec_eval's ndcg does."""
+    qrels = {"q1": {"a": 1, "b": 2, "c": 3}}
+    run = {"q1": {"a": 3.0, "b": 2.0, "x": 1.5, "c": 1.0}}
+    at_2 = ours(qrels, run, 2, level=2)["q1"]
+    assert at_2["mrr"] == 0.5 and at_2["precision@k"] == 0.5 and at_2["rprec"] == 0.5
+    assert at_2["ndcg"] == ours(qrels, run, 2)["q1"]["ndcg"]
+    assert_agree({"q1": at_2}, trec_eval(qrels, run, 2, level=2), "trec_eval", 2)
 
 
 EDGE_CASES = {

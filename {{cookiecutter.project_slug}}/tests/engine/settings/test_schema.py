@@ -176,6 +176,8 @@ def test_settings_recorded_in_reports_keep_their_format(project: Path) -> None:
         "k": 5,
         "depth": 10,
         "metrics": ["precision@5", "recall@5", "hit@5", "mrr", "ndcg@5", "map", "rprec"],
+        "ties": "trec_eval",
+        "relevance_level": 1,
         "tokenizer": {
             "lowercase": True,
             "pattern": r"\w+",
@@ -192,7 +194,7 @@ def test_settings_recorded_in_reports_keep_their_format(project: Path) -> None:
             "min_slice_size": 5,
         },
     }
-    assert list(recorded) == ["k", "depth", "metrics", "tokenizer", "stats"]
+    assert list(recorded) == ["k", "depth", "metrics", "ties", "relevance_level", "tokenizer", "stats"]
 
 
 def test_defaults_apply_to_a_file_with_only_paths(tmp_path: Path) -> None:

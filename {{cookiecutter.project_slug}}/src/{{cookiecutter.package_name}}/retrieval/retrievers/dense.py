@@ -1,8 +1,9 @@
 """Dense retrieval: rank documents by cosine similarity of sentence embeddings.
 
 A sentence-transformers model embeds each document (title + text) and the question; the
-score is the cosine similarity (embeddings are L2-normalised, so a dot product). Documents
-are encoded in batches once and cached on disk, keyed by the corpus and the model, so the
+score is the cosine similarity (embeddings are L2-normalised, so a dot product). With
+`chunk_size`, each chunk (title + chunk text, retrieval/chunks.py) is embedded instead.
+Documents are encoded in batches once and cached on disk, keyed by the corpus and the model, so the
 gate re-encodes only when either changes. Questions are encoded in batches too
 (`search_many`, which the evaluator calls with every question at once).
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from ...api import Document, Hit, Tokenizer
 from ...inputs.files import write_atomic
+from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
 from . import OptionsError, parse_options
 
@@ -40,6 +42,8 @@ class Options:
     revision: str = ""  # hub revision (commit, tag or branch); "" = the hub's default
     batch_size: int = field(default=32, metadata={"range": (1, 4096)})  # texts encoded per batch
     cache_dir: str = "build/embeddings"  # document embeddings, relative to the working directory
+    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
+    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
 
 
 def model_source(model: str) -> str:
@@ -118,9 +122,11 @@ class DenseRetriever:
         self.options = options
         self.doc_ids = [d.id for d in documents]
         self.tiebreak = ascending_id_rank(self.doc_ids)
+        self.chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
+        indexed = documents if self.chunks is None else self.chunks.units  # what is embedded
         self.model = load_model(options)
-        texts = [f"{d.title}\n{d.text}" for d in documents]
-        self.embeddings = document_embeddings(self.model, documents, texts, options)
+        texts = [f"{d.title}\n{d.text}" for d in indexed]
+        self.embeddings = document_embeddings(self.model, indexed, texts, options)
 
     def search(self, question: str, depth: int) -> list[Hit]:
         return self.search_many([question], depth)[0]
@@ -142,6 +148,8 @@ class DenseRetriever:
             scores = (self.embeddings @ queries[start : start + self.options.batch_size].T).astype(np.float64)
             hits += [
                 top_hits(column, self.doc_ids, self.tiebreak, depth, positive_only=False)
+                if self.chunks is None
+                else self.chunks.top(column, depth, positive_only=False)
                 for column in scores.T
             ]
         return hits

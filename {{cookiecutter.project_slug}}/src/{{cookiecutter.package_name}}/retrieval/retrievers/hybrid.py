@@ -4,7 +4,8 @@ score(d) = sum over the two rankings of 1 / (rrf_k + rank of d), ranks from 1; a
 missing from a ranking adds nothing there. rrf_k = 60 is the constant of Cormack, Clarke
 and Buettcher (SIGIR 2009), also the default of common search engines. Each retriever
 contributes its top `candidates` documents. RRF needs no score calibration: only ranks are
-fused, so BM25's unbounded scores and cosine similarities mix safely.
+fused, so BM25's unbounded scores and cosine similarities mix safely. With `chunk_size`,
+both parts rank the same chunks (retrieval/chunks.py) and chunks are fused, each by its offsets.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...api import Document, Hit, Retriever, Tokenizer
+from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, search_all, top_hits
 from . import T, bm25, dense, parse_options
 
@@ -30,6 +32,8 @@ class Options:
     cache_dir: str = dense.Options.cache_dir
     rrf_k: int = 60  # fusion constant: larger values flatten the gap between ranks
     candidates: int = dataclasses.field(default=100, metadata={"range": (1, 100_000)})  # per ranking, fused
+    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
+    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
 
 
 def _subset(options: Options, target: type[T]) -> T:
@@ -43,6 +47,10 @@ class HybridRetriever:
         self.doc_ids = [d.id for d in documents]
         self.position = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
         self.tiebreak = ascending_id_rank(self.doc_ids)
+        self.chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
+        if self.chunks is not None:  # the parts chunk alike: a chunk is known by its offsets
+            units = zip(self.chunks.units, self.chunks.spans, strict=True)
+            self.chunk_position = {(unit.id, span): i for i, (unit, span) in enumerate(units)}
         self.parts: list[Retriever] = [
             bm25.BM25Retriever(documents, tokenize, _subset(options, bm25.Options)),
             dense.DenseRetriever(documents, _subset(options, dense.Options)),
@@ -57,6 +65,13 @@ class HybridRetriever:
         return [self._fuse([answers[i] for answers in per_part], depth) for i in range(len(questions))]
 
     def _fuse(self, rankings: list[list[Hit]], depth: int) -> list[Hit]:
+        if self.chunks is not None:
+            fused = np.zeros(len(self.chunks.units))
+            for ranking in rankings:
+                for rank, hit in enumerate(ranking, start=1):
+                    span = None if hit.start is None or hit.end is None else (hit.start, hit.end)
+                    fused[self.chunk_position[hit.doc_id, span]] += 1.0 / (self.options.rrf_k + rank)
+            return self.chunks.top(fused, depth)
         scores = np.zeros(len(self.doc_ids))
         for ranking in rankings:
             for rank, hit in enumerate(ranking, start=1):

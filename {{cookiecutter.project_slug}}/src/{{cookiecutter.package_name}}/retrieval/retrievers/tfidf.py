@@ -2,7 +2,7 @@
 
 Uses our tokenizer (the [tokenizer] settings) as scikit-learn's analyzer, smoothed idf and
 L2-normalised vectors, so the dot product is the cosine similarity. Documents are indexed
-as title + text.
+as title + text; with `chunk_size`, each chunk is (retrieval/chunks.py), and idf counts chunks.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ...api import Document, Hit, Tokenizer
+from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
 from . import parse_options
 
@@ -21,6 +22,8 @@ from . import parse_options
 @dataclass(frozen=True)
 class Options:
     sublinear_tf: bool = False  # use 1 + log(tf) instead of the raw term count
+    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
+    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
 
 
 class TfidfRetriever:
@@ -29,7 +32,9 @@ class TfidfRetriever:
         self.doc_ids = [d.id for d in documents]
         self.tiebreak = ascending_id_rank(self.doc_ids)
         self.vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=options.sublinear_tf)
-        texts = [f"{d.title}\n{d.text}" for d in documents]
+        self.chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
+        indexed = documents if self.chunks is None else self.chunks.units  # what is scored
+        texts = [f"{d.title}\n{d.text}" for d in indexed]
         try:
             self.matrix = self.vectorizer.fit_transform(texts)
         except ValueError:  # every document tokenised to nothing
@@ -40,6 +45,8 @@ class TfidfRetriever:
             return []
         query = self.vectorizer.transform([question])
         scores = np.asarray((self.matrix @ query.T).todense()).ravel()
+        if self.chunks is not None:
+            return self.chunks.top(scores, depth)
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
 
 

@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import zlib
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from {{ cookiecutter.package_name }}.api import Document
-from {{ cookiecutter.package_name }}.retrieval.retrievers import hybrid
+from {{ cookiecutter.package_name }}.retrieval.retrievers import dense, hybrid
 from {{ cookiecutter.package_name }}.retrieval.tokens import TokenizerSettings, make_tokenizer
 
 DOCUMENTS = [
@@ -47,3 +51,36 @@ def test_many_questions_at_once_fuse_as_one_at_a_time(retriever: hybrid.HybridRe
     assert [[h.doc_id for h in hits] for hits in together] == [
         [h.doc_id for h in retriever.search(q, 3)] for q in questions
     ]
+
+
+class _WordModel:
+    """A stand-in embedding model (no torch needed): hashed bag of words, L2-normalised."""
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        vectors = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, zlib.crc32(word.encode()) % 64] += 1.0
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def test_chunks_are_fused_by_their_offsets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With chunk_size, both parts rank the same chunks and each chunk's fused score is the sum
+    of 1 / (60 + rank) over the parts' rankings of that chunk (the document's offsets)."""
+    monkeypatch.setattr(dense, "load_model", lambda options: _WordModel())
+    options = {"cache_dir": str(tmp_path), "chunk_size": 4, "chunk_overlap": 1}
+    retriever = hybrid.build(DOCUMENTS, make_tokenizer(TokenizerSettings()), options)
+    texts = {document.id: document.text for document in DOCUMENTS}
+    expected: dict[tuple[str, int | None, int | None], float] = {}
+    for part in retriever.parts:
+        for rank, hit in enumerate(part.search("download invoices", 100), start=1):
+            key = (hit.doc_id, hit.start, hit.end)
+            expected[key] = expected.get(key, 0.0) + 1 / (60 + rank)
+    hits = retriever.search("download invoices", 3)
+    assert len(hits) == 3 and hits[0].doc_id == "invoices"
+    for hit in hits:
+        assert hit.start is not None and hit.end is not None
+        assert 1 <= len(texts[hit.doc_id][hit.start : hit.end].split()) <= 4
+        assert hit.score == pytest.approx(expected[hit.doc_id, hit.start, hit.end], rel=1e-12)
+    assert [hit.score for hit in hits] == sorted(expected.values(), reverse=True)[:3]
