@@ -12,7 +12,7 @@ golden set, the baseline and the verdict cache hold, `eval`, `baseline` and `gat
 Each example copies the tiny project (tests/conftest.py, laid out as a real project: data in
 evals/, the verdict cache in .cache/) into a fresh folder, applies one to three mutations and
 runs one command in process. The default profile fits the team's CI (well under a minute on
-two cores); RAG_EVAL_FUZZ=long runs many more examples (the template's own tests run it).
+two cores); RAG_EVAL_FUZZ=long runs many more examples, for a nightly run.
 """
 
 from __future__ import annotations

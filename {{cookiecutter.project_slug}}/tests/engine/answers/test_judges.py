@@ -274,8 +274,8 @@ def test_every_sentence_of_the_demo_corpus_is_supported_by_its_own_document() ->
     _assert_self_supported(_sentences_of(Path(__file__).parents[3] / "evals" / "corpus.jsonl"))
 
 
-# Any corpus, every sentence against its own document: the template's tests run it on BEIR
-# SciFact (44,922 sentences, about a minute); point it at your own corpus.jsonl.
+# Any corpus, every sentence against its own document: BEIR SciFact's 44,922 sentences take
+# about a minute; point it at your own corpus.jsonl.
 SELF_SUPPORT = Path(os.environ.get("RAG_EVAL_SELF_SUPPORT_CORPUS", "") or "no-corpus-given")
 
 
