@@ -43,11 +43,9 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, TypeGuard
 
-import numpy as np
-
 from ..api import Document, Hit
 from ..inputs.data import Passage, Question
-from .ranking import RetrieverOutputError, as_float32, check_hits
+from .ranking import RetrieverOutputError, check_hits, require_non_increasing
 
 COVER_SHARE = 0.5  # a chunk covers a passage when it overlaps at least this share of it
 
@@ -101,15 +99,7 @@ def check_chunks(found: list[Any] | tuple[Any, ...], depth: int, corpus: dict[st
             raise RetrieverOutputError(f"hit {position}: the same chunk of {doc_id!r} appears twice")
         seen.add(key)
         checked.append(Hit(doc_id, score, start, end, chunk_id))
-    tied = as_float32(np.array([hit.score for hit in checked], dtype=np.float64))
-    rises = np.flatnonzero(tied[1:] > tied[:-1])
-    if len(rises):
-        i = int(rises[0]) + 1
-        raise RetrieverOutputError(
-            f"hit {i + 1}: scores must not increase down the ranking "
-            f"({checked[i - 1].score} then {checked[i].score})"
-        )
-    return checked
+    return require_non_increasing(checked)
 
 
 def collapse(hits: Sequence[Hit]) -> list[Hit]:

@@ -202,6 +202,12 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
             raise RetrieverOutputError(f"hit {position}: score of {doc_id!r} is {score}, not a finite number")
         seen.add(doc_id)
         checked.append(Hit(doc_id, score))
+    return require_non_increasing(checked)
+
+
+def require_non_increasing(checked: list[Hit]) -> list[Hit]:
+    """`checked` itself when its scores never increase down the list, compared in float32 as
+    trec_eval reads them; RetrieverOutputError naming the first rise otherwise."""
     # All scores at once, in float32: one conversion per ranking, not one per hit.
     tied = as_float32(np.array([hit.score for hit in checked], dtype=np.float64))
     rises = np.flatnonzero(tied[1:] > tied[:-1])
