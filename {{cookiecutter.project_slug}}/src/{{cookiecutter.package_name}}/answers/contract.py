@@ -2,10 +2,10 @@
 
 The judge checks an answer against its contexts, so a context must be what the corpus says:
 a generator that reports an invented sentence as the text of a real document would vouch
-for itself. A context's text must therefore be found in its document (title or text) after
-both are normalised the same way (`normalised`): Unicode compatibility forms, curly quotes
-and dashes made plain, HTML tags and markdown emphasis removed, runs of whitespace made one
-space, case folded. A chunk, a sentence or the whole document all pass; a paraphrase does
+for itself. A context's text must therefore be found in its document (title or text): its words, in
+order (`normalised`: Unicode compatibility forms, case folded; quotes, dashes, markup and
+whitespace fall away), must be a run of the document's words, compared as written and again
+without HTML tags. A chunk, a sentence or the whole document all pass; a paraphrase does
 not: hand the generator's passages to the judge as the corpus has them.
 """
 
@@ -22,48 +22,35 @@ class AnswerOutputError(Exception):
     """The generator returned something that is not an Answer built from the corpus."""
 
 
-_PLAIN = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u2033": '"',
-        "\u00ab": '"',
-        "\u00bb": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2212": "-",
-        "\u00ad": None,  # soft hyphen: invisible, so never a difference
-        "*": None,  # markdown emphasis and bullets
-        "_": None,
-        "`": None,
-        "#": None,
-    }
-)
 _TAG = re.compile(r"<[^<>]{0,200}>")
-_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 
 
 @functools.lru_cache(maxsize=1 << 12)  # the same documents back many answers
 def normalised(text: str) -> str:
-    """`text` as contexts and documents are compared: NFKC, plain quotes and dashes, no HTML
-    tags or markdown emphasis characters, single spaces, case folded, trimmed."""
-    text = unicodedata.normalize("NFKC", text).translate(_PLAIN)
-    return _SPACE.sub(" ", _TAG.sub(" ", text)).strip().casefold()
+    """The words of `text`, case folded and in Unicode compatibility form, one space apart:
+    quotes, dashes, markup characters and runs of whitespace all fall away, so a passage
+    matches its document however either is punctuated."""
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _untagged(text: str) -> str:
+    """`normalised` after HTML tags are removed, for a context with markup its corpus text
+    lacks, or the other way round."""
+    return normalised(_TAG.sub(" ", text))
 
 
 def found_in(context: str, document: Document) -> bool:
-    """Whether `context` is text of `document` (its title or its text), after normalising."""
-    wanted = normalised(context)
-    return wanted in normalised(document.text) or wanted in normalised(document.title)
+    """Whether `context` is text of `document` (its title or its text): its words, in order,
+    are a run of the document's words (the first and last may be cut, as a chunk cut at
+    character offsets is). Compared once as written (a chunk cut inside a tag keeps part of
+    it) and once without HTML tags (markup on one side only)."""
+    for words in (normalised, _untagged):
+        wanted = words(context)
+        if wanted in words(document.text) or wanted in words(document.title):
+            return True
+    return False
 
 
 def _short(text: str, limit: int = 80) -> str:

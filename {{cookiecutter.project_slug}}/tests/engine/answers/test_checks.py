@@ -14,7 +14,8 @@ import pytest
 from conftest import SHIPPED, TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, evaluate_shipped, run_cli, write_project
 
 from {{ cookiecutter.package_name }}.answers.checks import missing_facts
-from {{ cookiecutter.package_name }}.api import ABSTENTION, Answer, Context, Hit, System, looks_like_abstention
+from {{ cookiecutter.package_name }}.answers.contract import found_in
+from {{ cookiecutter.package_name }}.api import ABSTENTION, Answer, Context, Document, Hit, System, looks_like_abstention
 from {{ cookiecutter.package_name }}.errors import EvalInputError
 from {{ cookiecutter.package_name }}.inputs.data import load_corpus
 from {{ cookiecutter.package_name }}.settings.config import load_config
@@ -280,6 +281,23 @@ def test_a_passage_of_its_document_is_a_valid_context(project: Path, passage: st
     system = System(SHIPPED.build_retriever, lambda *args: Quoting())
     row = evaluate_shipped(load_config(project), system=system)["questions"][0]["answer"]
     assert row["contexts"] == ["invoices"]
+
+
+@pytest.mark.parametrize(
+    ("text", "chunk"),
+    [
+        (
+            "Levels fell (p < 0.05) and the result of the deficiency was > 10 in all.",
+            "the result of the deficiency",
+        ),
+        ("<p>Download <b>invoices</b> as PDF.</p>", "b>invoices</b> as PDF"),  # cut inside a tag
+        ("Download invoices as PDF.", "<i>invoices</i> as PDF"),  # markup on one side only
+    ],
+)
+def test_a_chunk_is_found_in_its_document_whatever_the_punctuation(text: str, chunk: str) -> None:
+    document = Document("d", text)
+    assert found_in(chunk, document)
+    assert not found_in("invoices are free", document)
 
 
 def test_unknown_generation_option_is_invalid_input(tmp_path: Path) -> None:
