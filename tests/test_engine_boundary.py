@@ -33,6 +33,7 @@ LAYERS = [
     {"answers"},
     {"retrieval"},
     {"text"},  # words, stop words, stemmers: shared by retrieval and answers
+    {"execution"},  # where the expensive steps run (this process or a Dask cluster)
     {"inputs"},
     {"api", "errors", "__init__"},
 ]

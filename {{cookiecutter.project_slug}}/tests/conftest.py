@@ -31,7 +31,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +229,20 @@ def set_min_length(config_path: Path, min_length: int) -> None:
     text = config_path.read_text(encoding="utf-8")
     assert "min_length = 1" in text
     config_path.write_text(text.replace("min_length = 1", f"min_length = {min_length}"), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def dask_cluster() -> Iterator[str]:
+    """The scheduler address of a local Dask cluster of two worker processes (not threads),
+    started once per test process for the Dask executor's tests (the test group installs it)."""
+    distributed = pytest.importorskip("distributed", reason="the test group installs dask[distributed]")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
 
 
 @pytest.fixture

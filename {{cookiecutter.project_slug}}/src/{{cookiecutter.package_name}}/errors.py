@@ -27,6 +27,10 @@ class EvalInputError(Exception):
         self.fix = fix
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Picklable with all its fields: an error raised on a cluster's worker comes back whole.
+        return (type(self), (self.path, self.problem, self.fix, self.line))
+
     def __str__(self) -> str:
         path = Path(self.path)
         try:  # shorter and clickable in most terminals: relative to where the command runs

@@ -28,6 +28,7 @@ from .answers.checks import evaluate_answers
 from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
+from .execution import ExecutorError, started, using
 from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
 from .gate.fit import check_baseline, describe, fit_baseline
 from .gate.holdout import check_disjoint
@@ -190,6 +191,25 @@ def _option_error(config: Config, table: str, error: OptionsError) -> EvalInputE
     return EvalInputError(config.path, f"{key}: {error}", "fix or remove that option", line)
 
 
+@contextmanager
+def running(config: Config) -> Iterator[None]:
+    """The conditions of every evaluation: each call of the team's code limited to `[run]
+    timeout`, and the expensive steps on the `[executor]` (started for the block, stopped
+    after it). An executor that fails (a cluster that cannot be reached, a worker that died)
+    is exit 2 naming its setting: a run is evaluated whole or not at all."""
+    table = config.executor
+    try:
+        with (
+            time_limit(config.run.timeout),
+            started(table.backend, table.address, table.workers) as executor,
+            using(executor),
+        ):
+            yield
+    except ExecutorError as error:
+        line = config.line_of("executor", error.key)
+        raise EvalInputError(config.path, error.message, error.fix, line) from None
+
+
 def evaluate(
     config: Config,
     system: System,
@@ -203,7 +223,7 @@ def evaluate(
     `progress` draws bars for the long steps when a person is watching.
     """
     inputs = load_inputs(config)
-    with time_limit(config.run.timeout):
+    with running(config):
         built = Built(system, inputs.corpus, config, progress)
         return evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
 
@@ -740,7 +760,7 @@ def run_gate(
     data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     judge_stats: dict[str, int] = {}
     progress = Progress(show_progress and interactive())
-    with time_limit(config.run.timeout):
+    with running(config):
         built = Built(system, inputs.corpus, config, progress)
         report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
         checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2

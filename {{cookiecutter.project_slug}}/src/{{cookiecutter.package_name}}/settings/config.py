@@ -28,6 +28,7 @@ from .schema import (
     DataSettings,
     DisplaySettings,
     EvalFile,
+    ExecutorSettings,
     GateSettings,
     RetrievalSettings,
     RunSettings,
@@ -57,6 +58,7 @@ class Config:
     display: DisplaySettings
     metrics: list[Metric]  # every metric computed, in report order
     sweep: SweepSettings = field(default_factory=SweepSettings)  # [sweep]: the grid `sweep` tries
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)  # [executor]: where work runs
     text: str = field(default="", repr=False, compare=False)  # eval.toml as read
     # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
     # resolve symlinks, and an output written through one must be noticed (see `as_written`).

@@ -32,6 +32,7 @@ from pydantic import (
     PlainValidator,
     StrictFloat,
     StrictInt,
+    StrictStr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -277,6 +278,25 @@ class RunSettings:
 
 
 @dataclass(frozen=True, config=TABLE)
+class ExecutorSettings:
+    """[executor]: where the expensive steps run (docs/scaling.md); never changes a number."""
+
+    backend: Literal["local", "dask"] = Field(
+        default="local",
+        description="`local`: in this process; `dask`: on a Dask cluster (the `dask` extra), for "
+        "dense encoding, NLI judging and the calls of your system",
+    )
+    address: StrictStr = Field(
+        default="",
+        description='dask: the scheduler to join, e.g. "tcp://10.0.0.5:8786"; "" starts a cluster of '
+        "`workers` processes on this machine for the run",
+    )
+    workers: StrictInt = Field(
+        default=2, ge=1, le=1024, description="dask without an address: local worker processes to start"
+    )
+
+
+@dataclass(frozen=True, config=TABLE)
 class DisplaySettings:
     """[display]: how console output is laid out; never changes a number."""
 
@@ -390,6 +410,7 @@ class EvalFile(BaseModel):
     generation: dict[str, Any] = Field(description="options passed to the generator")
     judge: JudgeTable
     run: RunSettings
+    executor: ExecutorSettings
     display: DisplaySettings
     sweep: SweepSettings
 

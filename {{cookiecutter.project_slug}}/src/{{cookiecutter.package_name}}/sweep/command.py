@@ -21,9 +21,8 @@ from ..api import System
 from ..errors import EvalInputError, ExitCode
 from ..inputs.data import Question
 from ..inputs.files import check_output, write_atomic
-from ..retrieval.calls import time_limit
 from ..retrieval.names import Metric
-from ..run import load_inputs
+from ..run import load_inputs, running
 from ..settings.config import Config
 from .building import Evaluator
 from .choice import Choice, choose, confirm, versus_current
@@ -190,7 +189,7 @@ def sweep(config: Config, system: System) -> SweepResult:
     current = current_candidate(config)
     by_index = {candidate.index: candidate for candidate in [current, *candidates]}
     evaluator = Evaluator(system, inputs.corpus, config, metric, config.golden)
-    with time_limit(config.run.timeout):
+    with running(config):
 
         def mean_on(index: int, size: int) -> float:
             return float(evaluator.values(by_index[index], ordered[:size]).mean())

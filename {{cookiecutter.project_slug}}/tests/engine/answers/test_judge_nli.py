@@ -154,6 +154,40 @@ def test_windows_are_scored_in_one_batched_call_and_the_best_wins(
     assert second.supported  # the same "Beta is blue." window wins for it too: 0.8 >= 0.5
 
 
+def test_a_dask_cluster_gives_the_local_verdicts(tmp_path: Path, dask_cluster: str) -> None:
+    """The pairs go to the workers (separate processes, each loading the model from its
+    folder) in the same pieces as in this process: the same scores, verdicts and reasons."""
+    from {{ cookiecutter.package_name }} import execution
+    from {{ cookiecutter.package_name }}.answers.judges.claims import windows
+    from {{ cookiecutter.package_name }}.execution.cluster import DaskExecutor
+
+    labels = {0: "contradiction", 1: "neutral", 2: "entailment"}
+    folder = tiny_nli_model(tmp_path / "varied", labels, [0.3, 0.3, 0.4])
+    # Random weights: the scores now depend on each pair (on its length: the tiny tokenizer
+    # reads every word as [UNK]), so equal verdicts are not equal by construction.
+    model = transformers.BertForSequenceClassification.from_pretrained(folder)
+    torch.manual_seed(7)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0, 0.5)
+    model.save_pretrained(folder)
+    items = [
+        (" ".join(["plans"] * (1 + i % 7)) + ".", (" ".join(["refund"] * (1 + i % 5)), "days " * (1 + i % 3)))
+        for i in range(100)
+    ]
+    judge = build_judge(settings(folder, threshold=0.4, batch_size=4), "eval.toml")
+    assert isinstance(judge, NLIJudge)
+    pairs = [(context, claim) for claim, contexts in items for context in contexts]
+    varied = judge.model.predict(pairs, apply_softmax=True)
+    assert len({round(float(row[2]), 4) for row in varied}) > 10, "the scores depend on the pair"
+    judged = sum(len(windows(contexts)) for _, contexts in items)  # the pairs the judge scores
+    assert judged > 2 * 4 * nli_module.PIECE_BATCHES, "the pairs make at least three pieces"
+    here = judge.verdicts(items)
+    with DaskExecutor(dask_cluster) as executor, execution.using(executor):
+        there = judge.verdicts(items)
+    assert there == here
+
+
 def test_missing_model_offline_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     config = TINY_CONFIG + '\n[judge]\nbackend = "nli"\nmodel = "no-such-org/no-such-nli-model"\n'

@@ -2,8 +2,10 @@
 
 Each claim is paired with every one- and two-sentence window of its contexts (premise =
 window, hypothesis = claim); all pairs of a run go to the model in one batched `predict`
-on the CPU. A claim's score is the best entailment probability over its windows; the shared
-guard then checks numbers, dates and negation, where NLI models are weakest.
+on the CPU, in pieces of PIECE_BATCHES batches handed to the run's executor (execution/:
+in this process, or on a Dask cluster's workers, each loading the model once). A claim's
+score is the best entailment probability over its windows; the shared guard then checks
+numbers, dates and negation, where NLI models are weakest.
 
 The position of "entailment" among the outputs is read from the model's own config
 (`id2label`), never assumed: models order their labels differently.
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ... import execution
 from ...errors import EvalInputError
 from . import Item, Verdict, decide
 from .claims import windows
@@ -37,9 +40,50 @@ def entailment_index(id2label: dict[Any, str]) -> int:
     return matches[0]
 
 
+# Pairs go to the executor in pieces of this many batches, the same pieces whichever executor
+# runs them: the model sorts a call's pairs by length before batching, so the pieces, not
+# the executor, decide which pairs share a batch, and the scores are equal either way.
+PIECE_BATCHES = 16
+
+
+def _model(source: str, revision: str | None) -> Any:
+    """The CrossEncoder at `source`, loaded once per process (a cluster's worker keeps it)."""
+
+    def load() -> Any:
+        try:
+            return load_cross_encoder(source, revision)
+        except (ImportError, OSError, ValueError) as error:
+            raise execution.ExecutorError(
+                f"a worker cannot load the NLI model {source!r}: {type(error).__name__}: {error}",
+                "install the project with its nli extra on every worker, with the model at the same "
+                "path (or in each worker's Hugging Face cache)",
+            ) from None
+
+    return execution.remembered(f"nli\0{source}\0{revision}", load)
+
+
+def _probabilities(model: Any, batch_size: int, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
+    """Label probabilities of one piece of (window, claim) pairs. `model` is the CrossEncoder
+    itself (in this process) or (source, revision), which a worker loads once."""
+    if isinstance(model, tuple):
+        model = _model(*model)
+    rows = model.predict(list(pairs), batch_size=batch_size, apply_softmax=True, show_progress_bar=False)
+    return [[float(p) for p in row] for row in rows]
+
+
 class NLIJudge:
-    def __init__(self, model: Any, model_name: str, revision: str | None, threshold: float, batch_size: int):
+    def __init__(
+        self,
+        model: Any,
+        model_name: str,
+        revision: str | None,
+        threshold: float,
+        batch_size: int,
+        source: str | None = None,
+    ):
         self.model = model
+        self.source = source or model_name  # where a cluster's worker loads the same model from
+        self.revision = revision
         self.threshold = threshold
         self.batch_size = batch_size
         self.entailment = entailment_index(model.config.id2label)
@@ -49,11 +93,11 @@ class NLIJudge:
         per_item = [windows(contexts) for _, contexts in items]
         claims = [claim for claim, _ in items]
         pairs = [(window, claim) for claim, found in zip(claims, per_item, strict=True) for window in found]
-        probabilities = (
-            self.model.predict(pairs, batch_size=self.batch_size, apply_softmax=True, show_progress_bar=False)
-            if pairs
-            else []
-        )
+        executor = execution.current()
+        model = self.model if executor.name == "local" else executor.share((self.source, self.revision))
+        pieces = execution.fixed(pairs, self.batch_size * PIECE_BATCHES)
+        answered = executor.map(_probabilities, pieces, model, self.batch_size)
+        probabilities = [row for piece in answered for row in piece]
         results, position = [], 0
         for (claim, contexts), found in zip(items, per_item, strict=True):
             rows = probabilities[position : position + len(found)]
@@ -92,7 +136,8 @@ def build(settings: Any, config_path: Any) -> NLIJudge:
             settings.model_line,
         ) from None
     try:
-        return NLIJudge(model, settings.model, settings.revision, settings.threshold, settings.batch_size)
+        identity = (settings.model, settings.revision, settings.threshold, settings.batch_size)
+        return NLIJudge(model, *identity, source=settings.load_from)
     except ValueError as error:
         raise EvalInputError(
             config_path,
