@@ -1,15 +1,23 @@
 """The template's benchmark: `nox -s bench` (from the template root) runs this in one go.
 
-Sections (all by default; choose with --only metrics,scifact,scale,gate,compare):
-  metrics  batch metrics vs pytrec_eval vs ranx at 1k x 100, 10k x 1000, 100k x 100
-  scifact  each retriever on BEIR SciFact: index time, queries/s, memory, nDCG@10, R@100
-  scale    `evaluate()` with BM25 on 10k questions x ~100k documents, and where the time goes
-  gate     wall time of `nox -R -s gate` in a warm baked demo project (venv already made)
-  compare  `compare` on 1k/2k/4k queries x 100 documents, JSON and TREC text (linear: see
-           compare_scaling.py)
+Sections (all by default; choose with --only metrics,scifact,bm25,scale,concurrency,executor,gate,compare):
+  metrics      batch metrics vs pytrec_eval vs ranx at 1k x 100, 10k x 1000, 100k x 100
+  scifact      each retriever on BEIR SciFact: index time, queries/s, memory, nDCG@10, R@100
+  bm25         our BM25 vs bm25s on the same tokens, on SciFact and ~100k documents (bm25_bench.py)
+  scale        `evaluate()` with BM25 on 10k questions x ~100k documents, and where the time goes
+  concurrency  a 50 ms HTTP retriever and generator on 127.0.0.1: 1,000 questions at 1 vs 32
+               calls in flight, then a cached rerun (concurrency_bench.py)
+  executor     the same evaluation locally and on a local Dask cluster: equal reports, times
+  gate         wall time of `nox -R -s gate` in a warm baked demo project (venv already made)
+  compare      `compare` on 1k/2k/4k queries x 100 documents, JSON and TREC text (linear: see
+               compare_scaling.py)
 
-Speed goals are read off the printed ratios; the only assertion is that every tool returns
-the same metric values (1e-9).
+Every section prints its table; the figures also go to one JSON file (--json PATH, default
+build/bench.json at the template root), keyed by section: `concurrency.speedup_32`,
+`cache.calls_on_rerun`, `bm25.ours.qps`, `scale.end_to_end_s` ...
+
+Speed goals are read off the printed ratios; the only assertions are that every tool returns
+the same metric values (1e-9) and that the executors give equal reports.
 """
 
 from __future__ import annotations
@@ -28,9 +36,15 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import bm25_bench
 import compare_scaling
+import concurrency_bench
+import executor_bench
 import metrics_bench
 import retrieval_bench
+
+SECTIONS = ["metrics", "scifact", "bm25", "scale", "concurrency", "executor", "gate", "compare"]
+DEFAULT_JSON = Path(__file__).resolve().parents[1] / "build" / "bench.json"
 
 ANSERINI = {"stemmer": "porter", "stopwords": "lucene"}  # Anserini's analyzer, as documented
 
@@ -75,7 +89,7 @@ def stage_timer(modules: list[object], names: list[str]) -> Iterator[dict[str, f
             setattr(module, name, original)
 
 
-def section_scale(package: str, scifact: Path, copies: int, questions: int) -> list[str]:
+def section_scale(package: str, scifact: Path, copies: int, questions: int) -> tuple[list[str], dict[str, float]]:
     """BM25 evaluation at scale: SciFact's corpus copied `copies` times (each copy's ids and one
     marker word differ), SciFact's queries repeated to `questions`, each judged against one copy."""
     import importlib
@@ -157,10 +171,12 @@ def section_scale(package: str, scifact: Path, copies: int, questions: int) -> l
     lines.append(
         f"  {'rest (rows, slices)':<24} {total - accounted:7.2f} s  {100 * (total - accounted) / total:5.1f}%"
     )
-    return lines
+    figures = {"scale.end_to_end_s": total, "scale.questions": questions, "scale.documents": copies * len(documents)}
+    figures.update({f"scale.stages.{name.split(' ')[0]}_s": seconds for name, seconds in totals.items()})
+    return lines, figures
 
 
-def section_gate(template: Path, repeat: int) -> list[str]:
+def section_gate(template: Path, repeat: int) -> tuple[list[str], dict[str, float]]:
     """Bake the demo (default answers), make its gate venv once, then time warm runs."""
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as folder:
         subprocess.run(
@@ -184,10 +200,32 @@ def section_gate(template: Path, repeat: int) -> list[str]:
             capture_output=True,
         )
         direct = time.perf_counter() - start
+    median = statistics.median(times)
     return [
-        f"nox -R -s gate in a warm baked demo project: median {statistics.median(times):.2f} s of {repeat} "
+        f"nox -R -s gate in a warm baked demo project: median {median:.2f} s of {repeat} "
         f"(the gate command alone, without nox: {direct:.2f} s)"
-    ]
+    ], {"gate.nox_warm_s": median, "gate.command_s": direct}
+
+
+def nested(figures: dict[str, float]) -> dict[str, object]:
+    """{"a.b": 1} -> {"a": {"b": 1}}: the JSON file's layout (`concurrency.speedup_32` is
+    figures["concurrency"]["speedup_32"])."""
+    tree: dict[str, object] = {}
+    for key, value in figures.items():
+        *parents, leaf = key.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})  # type: ignore[assignment]
+        node[leaf] = value  # type: ignore[index]
+    return tree
+
+
+def write_json(path: Path, figures: dict[str, float], header: dict[str, object]) -> None:
+    """Write the figures atomically (a temporary file renamed over the target)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps({"machine": header, **nested(figures)}, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def main() -> int:
@@ -197,32 +235,51 @@ def main() -> int:
     parser.add_argument("--package", required=True, help="import name of the baked package")
     parser.add_argument("--template", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--scifact", type=Path, default=Path("../shared/datasets/scifact"))
-    parser.add_argument("--only", default="metrics,scifact,scale,gate,compare")
+    parser.add_argument("--only", default=",".join(SECTIONS))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-dense", action="store_true", help="skip the dense and hybrid SciFact rows")
     parser.add_argument("--scale-copies", type=int, default=20)
     parser.add_argument("--scale-questions", type=int, default=10_000)
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where the figures go (JSON)")
     args = parser.parse_args()
     sections = args.only.split(",")
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(sorted(unknown))}; choose from {','.join(SECTIONS)}")
     load = os.getloadavg()
+    header = {"cores": os.cpu_count(), "python": platform.python_version(), "load_at_start": load[0]}
     print(
         f"# {platform.node()} {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
         flush=True,
     )
-    if "metrics" in sections:
-        print("\n".join(["", *metrics_bench.run_all(args.package, args.repeat)]), flush=True)
-    if "scifact" in sections:
-        print("\n".join(["", *section_scifact(args.package, args.scifact, not args.no_dense)]), flush=True)
-    if "scale" in sections:
-        lines = section_scale(args.package, args.scifact, args.scale_copies, args.scale_questions)
+    figures: dict[str, float] = {}
+
+    def show(result: tuple[list[str], dict[str, float]] | list[str]) -> None:
+        lines, found = result if isinstance(result, tuple) else (result, {})
+        figures.update(found)
         print("\n".join(["", *lines]), flush=True)
+        write_json(args.json, figures, header)  # after every section: a later failure keeps these
+
+    if "metrics" in sections:
+        show(metrics_bench.run_all(args.package, args.repeat))
+    if "scifact" in sections:
+        show(section_scifact(args.package, args.scifact, not args.no_dense))
+    if "bm25" in sections:
+        show(bm25_bench.section(args.package, args.scifact))
+    if "scale" in sections:
+        show(section_scale(args.package, args.scifact, args.scale_copies, args.scale_questions))
+    if "concurrency" in sections:
+        show(concurrency_bench.section(args.package))
+    if "executor" in sections:
+        show(executor_bench.section(args.package, args.scifact, not args.no_dense))
     if "gate" in sections:
-        print("\n".join(["", *section_gate(args.template, args.repeat)]), flush=True)
+        show(section_gate(args.template, args.repeat))
     if "compare" in sections:
-        print("\n".join(["", *compare_scaling.table(args.package, [1_000, 2_000, 4_000])]), flush=True)
+        show(compare_scaling.table(args.package, [1_000, 2_000, 4_000]))
     load = os.getloadavg()
     print(f"\n# load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"# figures: {args.json}")
     return 0
 
 

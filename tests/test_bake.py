@@ -83,14 +83,18 @@ def test_every_choice_renders_completely(tmp_path: Path, retriever: str) -> None
 def test_nli_choice_renders_its_extra_and_settings(tmp_path: Path) -> None:
     project = bake(tmp_path, "judge=nli")
     pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
-    assert pyproject["project"]["optional-dependencies"] == {"nli": ["sentence-transformers>=3.0"]}
+    assert pyproject["project"]["optional-dependencies"] == {
+        "dask": ["dask[distributed]>=2024.8"],
+        "nli": ["sentence-transformers>=3.0"],
+    }
     assert not any("torch" in dep for dep in pyproject["project"]["dependencies"]), "torch: pinned by nox"
     judge = tomllib.loads((project / "eval.toml").read_text(encoding="utf-8"))["judge"]
     assert judge["backend"] == "nli" and judge["model"] == "cross-encoder/nli-deberta-v3-small"
     assert_speaks_of_the_project_only(project)
     lexical = bake(tmp_path / "default")
     default = tomllib.loads((lexical / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "optional-dependencies" not in default["project"], "the lexical judge needs no extra"
+    extras = default["project"]["optional-dependencies"]
+    assert extras == {"dask": ["dask[distributed]>=2024.8"]}, "the lexical judge needs no extra"
 
 
 @pytest.mark.parametrize("choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli"])
