@@ -75,10 +75,13 @@ def baselines(session: nox.Session, retriever: str) -> None:
 @nox.session(venv_backend="virtualenv")
 def bench(session: nox.Session) -> None:
     """Bake the hybrid choice (it holds the BM25 and dense retrievers) and benchmark it:
-    metrics vs pytrec_eval and ranx, SciFact quality, 10k x 100k eval, warm gate time.
-    Options after `--` go to bench/bench.py, e.g. `nox -s bench -- --only metrics`."""
+    metrics vs pytrec_eval and ranx, SciFact quality, BM25 vs bm25s, 10k x 100k eval, calls
+    in flight and the output cache, local vs Dask executor, warm gate time. Prints tables and
+    writes build/bench.json. Options after `--` go to bench/bench.py, e.g.
+    `nox -s bench -- --only metrics --json /tmp/bench.json`."""
     project = bake_and_install(session, "hybrid")
-    session.install("pytrec-eval-terrier", "ranx", "nox", "cookiecutter")
+    # bm25s: the reference sparse-matrix BM25; dask: the project's executor extra.
+    session.install("pytrec-eval-terrier", "ranx", "nox", "cookiecutter", "bm25s", "dask[distributed]>=2024.8")
     scifact = os.environ.get("SCIFACT", str(ROOT.parent / "shared" / "datasets" / "scifact"))
     package = next((project / "src").iterdir()).name
     with session.chdir(session.create_tmp()):  # the embedding cache goes here
