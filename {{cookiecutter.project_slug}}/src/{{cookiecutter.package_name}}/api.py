@@ -194,7 +194,7 @@ class System:
     make their own. The engine only ever receives it: it never imports the team's files.
 
     `code` identifies the system's code for the output cache ([run] output_cache): the
-    command line gives a hash of the package's source (retrieval/identity.py); "" (unknown)
+    command line gives a hash of the package's source (settings/identity.py); "" (unknown)
     keeps the cache off, since a cache that cannot see a change must not be used.
     """
 

@@ -35,8 +35,8 @@ from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .render.console import inert_console
-from .retrieval.identity import code_digest
 from .settings.config import DEFAULT_PATH, load_config
+from .settings.identity import code_digest
 from .sweep.command import run_sweep
 
 PROG = __package__ or "rag-eval"

@@ -55,7 +55,6 @@ from .retrieval.batch import compute, judge_rankings
 from .retrieval.caller import Caller
 from .retrieval.calls import call, failure, time_limit
 from .retrieval.executor import executor_for
-from .retrieval.identity import system_identity
 from .retrieval.outputs import OutputCache
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
@@ -65,6 +64,7 @@ from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
 from .settings.config import Config
+from .settings.identity import system_identity
 from .settings.schema import MAX_RESAMPLED_CELLS
 
 # The gate compares at least this many evaluated questions: one question has no spread, so
@@ -215,7 +215,7 @@ class Built:
 
 def _caller(config: Config, system: System, progress: Progress) -> Caller:
     """The caller of the [run] settings: concurrency, retries, rate limit and, when on and
-    the system's identity is known, the output cache (retrieval/identity.py)."""
+    the system's identity is known, the output cache (settings/identity.py)."""
     run = config.run
     identity = system_identity(config, system.code)
     cache = None

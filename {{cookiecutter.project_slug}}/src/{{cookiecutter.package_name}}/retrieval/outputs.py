@@ -1,7 +1,7 @@
 """The system-output cache ([run] output_cache): what search and answer returned, remembered
 so that a rerun of an unchanged system makes no call at all.
 
-Keyed by the system's identity (identity.py: a hash of its code, the [retriever],
+Keyed by the system's identity (settings/identity.py: a hash of its code, the [retriever],
 [generation] and [tokenizer] settings, depth, the corpus and, in "version" mode, the team's
 `system_version`) and the question: change any of them and every entry is missed. An entry
 is used only when its signature verifies (inputs/signed.py: hand-edited or copied entries

@@ -16,7 +16,7 @@ Names in retry_on: a builtin exception by its name ("ConnectionError", "TimeoutE
 from __future__ import annotations
 
 import builtins
-import importlib
+import pkgutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,19 +26,22 @@ def exception_type(name: str) -> type[Exception]:
     """The exception class `name` names (module doc); ValueError saying why when none."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{name!r} is not an exception name")
-    module_name, _, attribute = name.rpartition(".")
+    module_name = name.rpartition(".")[0]
+    found: object = None
     if not module_name:
         found = getattr(builtins, name, None)
         where = "a builtin exception"
     else:
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as error:  # ImportError, or the module itself failing to import
-            raise ValueError(
-                f"{name!r}: cannot import {module_name} ({type(error).__name__}: {error})"
-            ) from None
-        found = getattr(module, attribute, None)
         where = f"a class in {module_name}"
+        try:
+            found = pkgutil.resolve_name(name)
+        except ImportError as error:  # the module is missing, or failed to import
+            problem = f"{type(error).__name__}: {error}"
+            raise ValueError(f"{name!r}: cannot import {error.name or module_name} ({problem})") from None
+        except (AttributeError, ValueError):
+            found = None
+        except Exception as error:  # the module itself raised while importing
+            raise ValueError(f"{name!r}: importing it raised {type(error).__name__}: {error}") from None
     if not isinstance(found, type) or not issubclass(found, BaseException):
         raise ValueError(f"{name!r} is not {where} deriving from Exception")
     if not issubclass(found, Exception):

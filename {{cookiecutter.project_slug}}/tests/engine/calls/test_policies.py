@@ -87,6 +87,23 @@ def test_worker_threads_see_the_run_s_time_limit() -> None:
         caller.map(lambda i: caller.call(time.sleep, 5 if i == 3 else 0), list(range(6)), "test")
 
 
+def _team_code_threads() -> int:
+    return sum(1 for thread in threading.enumerate() if thread.name == "team-code")
+
+
+def test_the_workers_of_finished_threads_stop_so_threads_do_not_pile_up() -> None:
+    """Each thread of a concurrent map gets a worker (calls.py); it ends with its thread."""
+    before = _team_code_threads()
+    caller = Caller(Threads(8))
+    for _ in range(5):
+        assert caller.map(lambda i: caller.call(abs, -i), list(range(16)), "test") == list(range(16))
+    for _ in range(500):  # the threads end as soon as they are told; give a loaded machine time
+        if _team_code_threads() <= before:
+            break
+        time.sleep(0.01)
+    assert _team_code_threads() <= before
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 100.0

@@ -19,8 +19,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ..gate.receipt import sha256_file
-from ..settings.config import Config
+from .config import Config
 
 SOURCE_SUFFIXES = {".py", ".txt", ".toml", ".json"}
 
@@ -31,6 +30,14 @@ def code_digest(folder: Path) -> str:
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
     return digest.hexdigest()
 
 
@@ -46,7 +53,7 @@ def system_identity(config: Config, code: str) -> dict[str, Any] | None:
         "generation": config.generation,
         "tokenizer": vars(config.tokenizer).copy(),
         "depth": config.depth,
-        "corpus": sha256_file(config.corpus),
+        "corpus": _file_digest(config.corpus),
     }
     if mode == "version":
         identity["version"] = config.run.system_version
