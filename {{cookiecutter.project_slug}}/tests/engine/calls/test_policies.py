@@ -10,14 +10,19 @@ import random
 import threading
 import time
 import urllib.error
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
+from {{ cookiecutter.package_name }}.render.progress import Progress
 from {{ cookiecutter.package_name }}.retrieval.caller import Caller
 from {{ cookiecutter.package_name }}.retrieval.calls import TeamCodeError, time_limit
 from {{ cookiecutter.package_name }}.retrieval.executor import Sequential, Threads, executor_for
 from {{ cookiecutter.package_name }}.retrieval.ratelimit import RateLimit
 from {{ cookiecutter.package_name }}.retrieval.retries import RetryPolicy, exception_type
+from {{ cookiecutter.package_name }}.settings.identity import code_digest
 
 
 def test_threads_return_results_in_the_order_of_the_items_whatever_order_they_finish_in() -> None:
@@ -217,3 +222,74 @@ def test_a_timed_out_call_is_never_retried_even_when_timeouts_are_declared() -> 
     finally:
         release.set()
     assert caller.counts.calls == 1
+
+
+class Recording:
+    """A progress display that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = self.errors = self.done = 0
+
+    def started(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+
+    def ended(self, failed: bool) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.errors += failed
+
+    def advanced(self) -> None:
+        with self.lock:
+            self.done += 1
+
+    @contextmanager
+    def tracking(self, total: int, what: str) -> Iterator[Recording]:
+        yield self
+
+
+def test_progress_is_told_the_calls_in_flight_and_the_errors() -> None:
+    """Four calls wait for each other (so four are in flight at once); two fail once and are retried."""
+    barrier = threading.Barrier(4, timeout=10)
+    failed: set[int] = set()
+    lock = threading.Lock()
+
+    def work(i: int) -> int:
+        with lock:
+            first = i not in failed
+            failed.add(i)
+        if i < 4 and not first:
+            return i
+        if i < 4:
+            barrier.wait()
+        if i in (1, 2) and first:
+            raise ConnectionError("dropped")
+        return i
+
+    display = Recording()
+    caller = Caller(Threads(4), RetryPolicy(1, 0, (ConnectionError,), lambda s: None), monitor=display)
+    assert caller.map(lambda i: caller.call(work, i), list(range(8)), "test") == list(range(8))
+    assert (display.most_in_flight, display.errors, display.done, display.in_flight) == (4, 2, 8, 0)
+
+
+def test_the_console_progress_meter_counts_from_any_thread() -> None:
+    with Progress(enabled=False).tracking(3, "searching") as meter:
+        Threads(3).map_ordered(lambda i: (meter.started(), meter.ended(i == 0), meter.advanced()), [0, 1, 2])
+    assert (meter.in_flight, meter.errors) == (0, 1)
+
+
+def test_the_code_digest_changes_with_any_source_file_and_nothing_else(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "retriever.py").write_text("K1 = 0.9\n", encoding="utf-8")
+    (tmp_path / "sub" / "words.txt").write_text("the\n", encoding="utf-8")
+    first = code_digest(tmp_path)
+    (tmp_path / "notes.log").write_text("not source", encoding="utf-8")
+    assert code_digest(tmp_path) == first
+    (tmp_path / "retriever.py").write_text("K1 = 1.2\n", encoding="utf-8")
+    assert code_digest(tmp_path) != first
+    (tmp_path / "retriever.py").write_text("K1 = 0.9\n", encoding="utf-8")
+    assert code_digest(tmp_path) == first
+    (tmp_path / "sub" / "words.txt").write_text("the\na\n", encoding="utf-8")
+    assert code_digest(tmp_path) != first
