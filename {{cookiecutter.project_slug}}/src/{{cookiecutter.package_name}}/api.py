@@ -7,6 +7,13 @@ contract between the team's system and the template's engine.
 - A generator is anything with `answer(question) -> Answer`.
 - `build_retriever(documents, tokenize, options)` and `build_generator(retriever, documents,
   options)` make them; the command line hands both factories to the engine as a `System`.
+
+Threads: with `[run] concurrency` above 1 the evaluator calls `search` (when there is no
+`search_many`) and `answer` from that many threads at once, on the one retriever and the one
+generator it built. Both must then be thread-safe: no shared mutable state without a lock,
+and a client (an HTTP session, a database connection) that allows concurrent use or is
+made per thread (threading.local). The factories are always called once, from one thread.
+At concurrency 1 (the default) every call comes from one thread, as before.
 """
 
 from __future__ import annotations
@@ -135,6 +142,8 @@ class Retriever(Protocol):
         answering many questions in one call (an embedding model encodes them in batches,
         a service takes them in one request). The evaluator then calls it once instead of
         `search` per question; it must return one list of hits per question, in order.
+
+        Thread-safe when `[run] concurrency` > 1: called from several threads at once.
         """
         ...
 
@@ -154,7 +163,8 @@ class Answer:
 
 class Generator(Protocol):
     def answer(self, question: str) -> Answer:
-        """Answer the question from retrieved passages, or abstain."""
+        """Answer the question from retrieved passages, or abstain. Thread-safe when
+        `[run] concurrency` > 1: called from several threads at once."""
         ...
 
 
@@ -182,7 +192,12 @@ class System:
 
     The command line makes one from the team's `retriever.py` and `generator.py`; tests
     make their own. The engine only ever receives it: it never imports the team's files.
+
+    `code` identifies the system's code for the output cache ([run] output_cache): the
+    command line gives a hash of the package's source (settings/identity.py); "" (unknown)
+    keeps the cache off, since a cache that cannot see a change must not be used.
     """
 
     build_retriever: RetrieverFactory
     build_generator: GeneratorFactory
+    code: str = ""

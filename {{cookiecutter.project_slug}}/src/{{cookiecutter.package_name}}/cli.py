@@ -36,6 +36,7 @@ from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .render.console import inert_console
 from .settings.config import DEFAULT_PATH, load_config
+from .settings.identity import code_digest
 from .sweep.command import run_sweep
 
 PROG = __package__ or "rag-eval"
@@ -44,10 +45,12 @@ INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by
 
 
 def team_system() -> System:
-    """The system under test: the factories in the team's retriever.py and generator.py."""
+    """The system under test: the factories in the team's retriever.py and generator.py, and
+    the hash of the package's source that identifies it to the output cache."""
     from . import generator, retriever  # the team's files, imported here and nowhere else
 
-    return System(retriever.build_retriever, generator.build_generator)
+    code = code_digest(Path(retriever.__file__).parent)
+    return System(retriever.build_retriever, generator.build_generator, code)
 
 
 def _version() -> str:

@@ -31,6 +31,11 @@ To plug in your LLM, replace the body of `build_generator`, for example:
 
 `retriever` is the one from retriever.py and `options` is the [generation] table of
 eval.toml: put your own settings (model name, temperature, prompt file) there.
+
+Threads: with `[run] concurrency` above 1, `answer` is called from several threads at once
+on the one object `build_generator` returned (and the retriever it holds may be searched
+from them too), so it must be thread-safe: an LLM client that allows concurrent requests or
+one per thread (threading.local), and no shared mutable state without a lock.
 """
 
 from __future__ import annotations

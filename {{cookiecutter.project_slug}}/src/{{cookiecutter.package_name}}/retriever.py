@@ -29,6 +29,12 @@ To plug in your own system, replace the body of `build_retriever`, for example:
 
 `documents` is the corpus in file order, `tokenize` follows the [tokenizer] settings and
 `options` is the [retriever] table of eval.toml: put your own settings there.
+
+Threads: with `[run] concurrency` above 1 (a retriever that is a service: README, "A system
+that is a service"), `search` is called from several threads at once on the one object
+`build_retriever` returned, so it must be thread-safe: no shared mutable state without a
+lock, and a client that allows concurrent use or is made per thread (threading.local).
+`build_retriever` itself is called once, from one thread.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -48,19 +47,25 @@ from .inputs.reports import (
     read_report,
     write_report,
 )
-from .render.console import cache_line, console_verdict, format_table
+from .render.console import cache_line, calls_line, console_verdict, format_table
 from .render.html import html_report
 from .render.markdown import markdown_summary, write_summary
 from .render.progress import QUIET, Progress, interactive
 from .render.view import gate_view
 from .retrieval.batch import compute, judge_rankings
+from .retrieval.caller import Caller
 from .retrieval.calls import call, failure, time_limit
+from .retrieval.executor import executor_for
+from .retrieval.outputs import OutputCache
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
+from .retrieval.ratelimit import RateLimit
+from .retrieval.retries import RetryPolicy
 from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
 from .settings.config import Config
+from .settings.identity import system_identity
 from .settings.schema import MAX_RESAMPLED_CELLS
 
 # The gate compares at least this many evaluated questions: one question has no spread, so
@@ -132,10 +137,35 @@ class Built:
 
     def __init__(self, system: System, corpus: dict[str, Document], config: Config, progress: Progress):
         self.system, self.corpus, self.config = system, corpus, config
+        self.caller = _caller(config, system, progress)
         with progress.step("indexing"):
             self.retriever = self._build_retriever()
         self.known: dict[str, list[Hit]] = {}
         self._generator: Generator | None = None
+
+    def searching(self) -> Caller:
+        """How the retriever is called for the evaluated run: a stochastic retriever bypasses
+        the output cache (a cached ranking would repeat the first run)."""
+        return self.caller.uncached() if "retriever" in self.config.gate.stochastic else self.caller
+
+    def answering(self) -> Caller:
+        """How the generator is called for the evaluated run: a stochastic generator, or one
+        answering from a stochastic retriever's hits, bypasses the output cache."""
+        moving = {"retriever", "generator"} & set(self.config.gate.stochastic)
+        return self.caller.uncached() if moving else self.caller
+
+    def finish(self) -> dict[str, Any]:
+        """Save the output cache (what this run asked is kept even when the run failed later)
+        and return what this run asked of the system, for the console and the report."""
+        cache = self.caller.cache
+        if cache is not None:
+            cache.save()
+        return {
+            "output_cache": self.config.run.output_cache if cache is not None else "off",
+            **vars(self.caller.counts),
+            "cached": cache.hits if cache is not None else 0,
+            "rejected": cache.rejected if cache is not None else 0,
+        }
 
     def _build_retriever(self) -> Retriever:
         """A crash in the team's factory is exit 2 naming it, not a traceback."""
@@ -184,6 +214,27 @@ class Built:
         return self._generator
 
 
+def _caller(config: Config, system: System, progress: Progress) -> Caller:
+    """The caller of the [run] settings: concurrency, retries, rate limit and, when on and
+    the system's identity is known, the output cache (settings/identity.py)."""
+    run = config.run
+    identity = system_identity(config, system.code)
+    cache = None
+    if identity is not None:
+        cache = OutputCache(run.output_cache_file, identity)
+        if cache.note:
+            print(f"warning: {cache.note}", file=sys.stderr)
+    elif run.output_cache != "off":
+        print("warning: the output cache is off: the system's code is unknown", file=sys.stderr)
+    return Caller(
+        executor_for(run.concurrency),
+        RetryPolicy.named(run.retries, run.backoff, run.retry_on),
+        RateLimit(run.rate_limit),
+        cache,
+        progress,
+    )
+
+
 def _option_error(config: Config, table: str, error: OptionsError) -> EvalInputError:
     """A bad [retriever] or [generation] option: its key and line in eval.toml."""
     line = config.line_of(table, error.key) if error.key else config.line_of(table)
@@ -220,12 +271,19 @@ def evaluate(
 
     `judge_stats`, when given, receives the verdict cache's hits and misses and the judge
     calls of this run: they describe the run, not the system, so the report leaves them out.
-    `progress` draws bars for the long steps when a person is watching.
+    What the run asked of the system (calls, cached outputs) is the report's run-only `run`
+    section, which a baseline leaves out. `progress` draws bars for the long steps when a
+    person is watching.
     """
     inputs = load_inputs(config)
     with running(config):
         built = Built(system, inputs.corpus, config, progress)
-        return evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+        try:
+            report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+        finally:
+            calls = built.finish()
+    report.run = {"system": calls}
+    return report
 
 
 def evaluate_split(
@@ -239,9 +297,7 @@ def evaluate_split(
     """Evaluate one split's `questions` (read from `golden`) with an already built system."""
     corpus, retriever = built.corpus, built.retriever
     chunks: list[list[Hit]] = []  # each question's chunks as retrieved, for the passage metrics
-    ranked = retrieve_all(
-        retriever, questions, corpus, config.depth, golden, lambda qs: progress.over(qs, "searching"), chunks
-    )
+    ranked = retrieve_all(retriever, questions, corpus, config.depth, golden, chunks, built.searching())
     # The metrics and rows follow [retrieval] ties; the generator gets the retriever's own order.
     in_order = evaluated_order(ranked, config.retrieval.ties)
     if warning := tie_warning([question.id for question in questions], ranked, in_order):
@@ -276,7 +332,7 @@ def evaluate_split(
             judge,
             golden=golden,
             config_path=config.path,
-            track=lambda qs: progress.over(qs, "answering"),
+            caller=built.answering(),
             judging=lambda: progress.step("judging"),
         )
     rows = [dataclasses.replace(row, answer=answer) for row, answer in zip(rows, answers.rows, strict=True)]
@@ -382,7 +438,16 @@ def _repeat_runs(
         chunks: list[list[Hit]] | None = None  # a new search's hits, as the retriever returned them
         if repeat and retriever_moves:
             chunks = []
-            hits = retrieve_all(built.retriever, questions, built.corpus, config.depth, golden, chunks=chunks)
+            hits = retrieve_all(
+                built.retriever,
+                questions,
+                built.corpus,
+                config.depth,
+                golden,
+                chunks,
+                built.caller.uncached(),  # a repeat asks the system itself, never the cache
+                f"repeat {repeat + 1}",
+            )
         values = compute(
             judge_rankings(
                 [[hit.doc_id for hit in h] for h in evaluated_order(hits, config.retrieval.ties)],
@@ -409,7 +474,8 @@ def _repeat_runs(
                 judge,
                 golden=golden,
                 config_path=config.path,
-                track=partial(progress.over, what=f"repeat {repeat + 1}"),
+                caller=built.caller.uncached(),
+                what=f"repeat {repeat + 1}",
             )
         runs.append((metrics if retriever_moves else first, again.rows))
     built.known.update(remembered)
@@ -493,7 +559,10 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
         return []
     ids = [question.id for question in chosen]
     again: list[list[Hit]] = []  # as the retriever returned them, as `known` holds them
-    retrieve_all(built.retriever, chosen, built.corpus, config.depth, config.golden, chunks=again)
+    real = built.caller.uncached()  # the system itself, never the output cache
+    retrieve_all(
+        built.retriever, chosen, built.corpus, config.depth, config.golden, again, real, "determinism"
+    )
     first = [built.known[question.question] for question in chosen]
     require_deterministic("retriever", ranking_differences(ids, first, again), len(chosen), config.path)
     checked = "retriever"
@@ -502,7 +571,7 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
         remembered = dict(built.known)
         built.known.clear()  # the generator's searches now reach the retriever itself
         try:
-            answers = [_ask_again(built.generator(), question, config.golden) for question in chosen]
+            answers = [_ask_again(built.generator(), question, config.golden, real) for question in chosen]
         finally:
             built.known.update(remembered)
         differences = answer_differences(ids, [rows.get(qid) for qid in ids], answers)
@@ -515,10 +584,11 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
     ]
 
 
-def _ask_again(generator: Generator, question: Question, golden: Path) -> Answer:
-    """The generator's answer to `question`, asked again; a crash names the question (exit 2)."""
+def _ask_again(generator: Generator, question: Question, golden: Path, caller: Caller) -> Answer:
+    """The generator's answer to `question`, asked again (never from the output cache); a
+    crash names the question (exit 2)."""
     try:
-        return call(generator.answer, question.question)
+        return caller.call(generator.answer, question.question)
     except Exception as error:  # a crash, exit or hang of the team's own generator: name the question
         raise EvalInputError(
             golden,
@@ -649,6 +719,8 @@ def check_outputs(
 
     if command in ("eval", "baseline", "gate", "export-run"):
         configured("judge", "cache", "verdict cache")
+        if config.run.output_cache != "off":
+            configured("run", "output_cache_file", "output cache")
     if explicit is not None:
         check_output(explicit, "output", inputs, protected=evals)
     if command == "eval" and explicit is None:
@@ -690,6 +762,8 @@ def _evaluate_and_write(
     if not quiet:
         print(format_table(report, config.display.max_listed, show_all=show_all))
         print(cache_line(judge_stats))
+        if report.run is not None:
+            print(calls_line(report.run["system"]))
     return report
 
 
@@ -762,9 +836,13 @@ def run_gate(
     progress = Progress(show_progress and interactive())
     with running(config):
         built = Built(system, inputs.corpus, config, progress)
-        report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
-        checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
-        report.holdout = evaluate_holdout(config, inputs, built, report, progress)
+        try:
+            report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+            checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
+            report.holdout = evaluate_holdout(config, inputs, built, report, progress)
+        finally:
+            calls = built.finish()
+    report.run = {"system": calls}
     require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
     # may refuse: exit 2, nothing written
     result = compare(report, baseline, config.gate, baseline_path, config.stats)
@@ -788,4 +866,5 @@ def run_gate(
     print(f"summary: {_relative(summary)}; HTML report: {_relative(config.html)}")
     print(console_verdict(view))
     print(cache_line(judge_stats))
+    print(calls_line(calls))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION

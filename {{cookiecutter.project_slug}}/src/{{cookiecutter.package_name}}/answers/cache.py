@@ -4,7 +4,8 @@ The key is a hash of everything a verdict depends on: the judge's identity (back
 revision, threshold), the code and word lists of the judges (`rules_version`), the claim and
 the contexts. Change any of them and the verdict is recomputed.
 
-A cache must never change a verdict, so a cached verdict is used only when it verifies:
+A cache must never change a verdict, so a cached verdict is used only when it verifies
+(inputs/signed.py, shared with the system-output cache):
   - its entry carries a signature (HMAC-SHA256 over key and verdict) made with a random
     secret kept beside the cache file (`<cache>.key`, never committed); an entry edited by
     hand, copied under another key, or written by another machine does not verify;
@@ -24,17 +25,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import hmac
 import json
-import os
-import secrets
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvalInputError
-from ..inputs.files import write_atomic
-from ..inputs.reading import CACHE_LIMIT, read_data
+from ..inputs.signed import SignedFile
 from .judges import Item, Verdict
 from .judges.claims import windows
 from .judges.guard import guard
@@ -78,22 +74,6 @@ def _verdict(stored: object) -> Verdict | None:
     return Verdict(supported, float(score), window, reason)
 
 
-def _read_secret(path: Path) -> bytes:
-    """The signing secret beside the cache, made on first use (readable by its owner only)."""
-    if path.is_file() and not path.is_symlink():
-        secret = read_data(path, "verdict cache key", limit=4096)
-        if len(secret) >= 32:
-            return secret
-    elif path.exists() or path.is_symlink():
-        raise EvalInputError(path, "the verdict cache key is not a regular file", "delete it; it is remade")
-    secret = secrets.token_bytes(32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    with os.fdopen(os.open(path, flags, 0o600), "wb") as handle:
-        handle.write(secret)
-    return secret
-
-
 class VerdictCache:
     def __init__(self, path: Path, identity: dict[str, Any]):
         self.path = path
@@ -101,35 +81,14 @@ class VerdictCache:
         self.hits = 0
         self.misses = 0
         self.rejected = 0  # entries that did not verify, judged again
-        self.note = ""
-        self._secret_path = path.with_name(path.name + ".key")
-        self._secret: bytes | None = None
-        self._stored: dict[str, Any] = {}
-        self._used: dict[str, dict[str, Any]] = {}
-        if not path.exists() and not path.is_symlink():
-            return
-        raw = read_data(path, "verdict cache", limit=CACHE_LIMIT)  # a FIFO or a device is exit 2
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError):  # unreadable: start afresh, and say so
-            self.note = f"ignored the unreadable verdict cache {path.name}; it will be rewritten"
-            return
-        if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("verdicts"), dict):
-            self._stored = data["verdicts"]
-        else:
-            self.note = f"ignored {path.name}: it is not a verdict cache; it will be rewritten"
+        self._file = SignedFile(
+            path, format=FORMAT, section="verdicts", field="verdict", what="verdict cache"
+        )
+        self.note = self._file.note
 
-    def _sign(self, key: str, verdict: dict[str, Any]) -> str:
-        if self._secret is None:
-            self._secret = _read_secret(self._secret_path)
-        message = json.dumps([key, verdict], sort_keys=True, ensure_ascii=False).encode("utf-8")
-        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
-
-    def _verified(self, key: str, item: Item, entry: object) -> Verdict | None:
-        if not isinstance(entry, dict) or not isinstance(entry.get("signature"), str):
-            return None
-        verdict = _verdict(entry.get("verdict"))
-        if verdict is None or not hmac.compare_digest(entry["signature"], self._sign(key, asdict(verdict))):
+    def _verified(self, item: Item, stored: object) -> Verdict | None:
+        verdict = _verdict(stored)
+        if verdict is None:
             return None
         if verdict.supported:  # redo what is cheap: a guard-caught claim can never pass from a cache
             claim, contexts = item
@@ -141,11 +100,12 @@ class VerdictCache:
 
     def get(self, item: Item) -> Verdict | None:
         key = verdict_key(self.identity, item)
-        if key in self._stored:
-            verdict = self._verified(key, item, self._stored[key])
+        present, stored = self._file.lookup(key)
+        if present:
+            verdict = self._verified(item, stored)
             if verdict is not None:
                 self.hits += 1
-                self._used[key] = self._stored[key]
+                self._file.keep(key)
                 return verdict
             self.rejected += 1
         self.misses += 1
@@ -153,10 +113,8 @@ class VerdictCache:
 
     def put(self, item: Item, verdict: Verdict) -> None:
         key = verdict_key(self.identity, item)
-        if key not in self._used:
-            self._used[key] = {"verdict": asdict(verdict), "signature": self._sign(key, asdict(verdict))}
+        if not self._file.used(key):
+            self._file.put(key, asdict(verdict))
 
     def save(self) -> None:
-        kept = {key: entry for key, entry in self._stored.items() if isinstance(entry, dict)}
-        document = {"format": FORMAT, "verdicts": dict(sorted({**kept, **self._used}.items()))}
-        write_atomic(self.path, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+        self._file.save()

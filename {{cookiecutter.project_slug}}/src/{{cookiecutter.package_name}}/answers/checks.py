@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +26,8 @@ from ..api import Answer, Document, Generator
 from ..errors import EvalInputError
 from ..inputs.data import Question
 from ..inputs.reports import AnswerResult, Unsupported
-from ..retrieval.calls import call, failure
+from ..retrieval.caller import Caller
+from ..retrieval.calls import failure
 from .cache import VerdictCache
 from .contract import AnswerOutputError, check_answer
 from .judges import Item, Verdict, build_judge
@@ -53,9 +54,16 @@ class AnswerResults:
     cache: dict[str, int]  # hits, misses and model calls of this run
 
 
-def _answer(generator: Generator, question: Question, corpus: dict[str, Document], golden: Path) -> Answer:
+def _answer(
+    generator: Generator, question: Question, corpus: dict[str, Document], golden: Path, caller: Caller
+) -> Answer:
+    """The checked answer to `question`: from the output cache when it holds one, else from
+    the generator (cached once it passed). A cached answer is checked as a fresh one is."""
+    cache = caller.cache
+    cached = cache.answer_for(question.question) if cache is not None else None
     try:  # through calls.py: an exit or a hang of the team's generator is an error too
-        return check_answer(call(generator.answer, question.question), corpus)
+        raw = cached if cached is not None else caller.call(generator.answer, question.question)
+        answer = check_answer(raw, corpus)
     except AnswerOutputError as error:
         problem = f"question {question.id!r}: bad generator output: {error}"
         raise EvalInputError(golden, problem, "fix answer() in generator.py", question.line) from None
@@ -66,6 +74,9 @@ def _answer(generator: Generator, question: Question, corpus: dict[str, Document
             "fix answer() in generator.py; this question reproduces it",
             question.line,
         ) from error
+    if cache is not None and cached is None:
+        cache.put_answer(question.question, answer)
+    return answer
 
 
 def judge_all(
@@ -99,16 +110,22 @@ def evaluate_answers(
     *,
     golden: Path,
     config_path: Path,
-    track: Callable[[list[Question]], Iterable[Question]] = iter,
+    caller: Caller | None = None,
+    what: str = "answering",
     judging: Callable[[], AbstractContextManager[None]] = nullcontext,
 ) -> AnswerResults:
     """Answer every question with `generator` and check each answer (see the module doc).
 
     `golden` and `config_path` only name the files in error messages: the golden set for a
-    question whose answer is broken, eval.toml for a judge that cannot be built. `track` and
-    `judging` show progress (the orchestrator's bars): over the questions, and while judging.
+    question whose answer is broken, eval.toml for a judge that cannot be built. `caller`
+    calls the generator (retrieval/caller.py: concurrency, retries, rate limit, the output
+    cache; by default one call after another, uncached) and shows progress labelled `what`;
+    `judging` shows progress while judging.
     """
-    answers = [_answer(generator, question, corpus, golden) for question in track(questions)]
+    caller = caller or Caller()
+    answers = caller.map(
+        lambda question: _answer(generator, question, corpus, golden, caller), questions, what
+    )
 
     claims = [[] if a.abstained else split_sentences(a.text) for a in answers]
     items = [

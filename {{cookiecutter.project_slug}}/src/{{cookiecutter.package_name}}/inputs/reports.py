@@ -17,6 +17,9 @@ unchanged since format version 1:
              its checks
   comparison (written by `gate` only) the verdict: passed, paired tests, failures, notes
   holdout    (written by `gate` only, when configured) holdout aggregate and dev - holdout gap
+  run        (run form only) what the run asked of the system, not what it measured:
+             {"system": {calls, retries, errors, cached, rejected, output_cache}}; the same
+             system gives other counts on another run (a warm output cache: no call at all)
   passages   (only when the golden set names passages) passage metrics: names, evaluated
              (questions with passages), aggregate {name: mean}, questions {id: {name: value}}
              (retrieval/passages.py); informational, the gate does not compare them
@@ -165,6 +168,7 @@ class Report:
     comparison: dict[str, Any] | None = None  # the gate's verdict, as GateResult.to_dict()
     holdout: HoldoutResult | None = None
     passages: dict[str, Any] | None = None  # only when the golden set names passages
+    run: dict[str, Any] | None = None  # what this run asked of the system; never in a baseline
 
     def for_baseline(self) -> Report:
         """What `baseline` commits: the gate's needs only (see the module docstring)."""
@@ -173,6 +177,7 @@ class Report:
             questions=[row.for_baseline(self.k) for row in self.questions],
             comparison=None,
             holdout=None,
+            run=None,
         )
 
     @property
@@ -206,6 +211,8 @@ class Report:
             data["passages"] = self.passages
         if self.comparison is not None:
             data["comparison"] = self.comparison
+        if self.run is not None:
+            data["run"] = self.run
         if self.holdout is not None:
             data["holdout"] = {
                 "file": self.holdout.file,
@@ -445,6 +452,7 @@ class _Parser:
             comparison=None if comparison is None else self.as_object(comparison, "comparison"),
             holdout=self.optional(value.get("holdout"), self.holdout, "holdout"),
             passages=self.optional(value.get("passages"), self.passages, "passages"),
+            run=self.optional(value.get("run"), self.as_object, "run"),
         )
 
     def passages(self, value: object, where: str) -> dict[str, Any]:

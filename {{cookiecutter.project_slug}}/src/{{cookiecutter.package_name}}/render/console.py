@@ -235,6 +235,18 @@ def cache_line(cache: dict[str, int]) -> str:
     return line
 
 
+def calls_line(calls: dict[str, object]) -> str:
+    """What the run asked of the team's system (printed by eval, baseline and gate)."""
+    line = f"System calls this run: {calls['calls']}"
+    if calls.get("output_cache", "off") != "off":
+        line += f"; outputs from the cache: {calls['cached']}"
+    if calls.get("retries"):
+        line += f"; {calls['retries']} retried after a transient error"
+    if calls.get("rejected"):
+        line += f"; {calls['rejected']} cached outputs did not verify and were asked again"
+    return line
+
+
 def _issue_lines(issue: QuestionIssue, limit: int) -> list[str]:
     lines = [f'  [{issue.label}] {issue.id} "{issue.question}": ' + "; ".join(issue.reasons)]
     return lines + [f"      {detail}" for detail in cut(issue.details, limit)]

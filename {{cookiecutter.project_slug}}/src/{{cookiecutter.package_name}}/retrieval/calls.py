@@ -16,13 +16,18 @@ future with the timeout. One worker, not one per call, so code that ties state t
 (an SQLite connection, a model on a device) sees the same thread from build to the last
 search. The worker is a daemon: a call that timed out cannot be stopped (Python cannot kill a
 thread), so it is left behind and cannot keep the process alive after the verdict; the next
-call gets a new worker. Work that calls the team's code concurrently is added here.
+call gets a new worker. A worker whose calling thread has ended (a thread of a concurrent
+run, retrieval/executor.py) stops once its last call returns, so threads do not pile up.
+
+Concurrent work (retrieval/caller.py) calls `call` from several threads at once: each of
+them gets a worker of its own, with every guarantee above.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -64,7 +69,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         _timeout.reset(token)
 
 
-_Job = tuple[Callable[[], Any], "Future[Any]", threading.Event]  # the queue holds calls of any type
+_Job = tuple[Callable[[], Any], "Future[Any]", threading.Event] | None  # None: stop
 
 
 class _Worker:
@@ -77,7 +82,10 @@ class _Worker:
 
     def _serve(self) -> None:
         while True:
-            function, future, started = self.jobs.get()
+            job = self.jobs.get()
+            if job is None:  # the calling thread has ended, or left this worker behind
+                return
+            function, future, started = job
             started.set()
             try:
                 future.set_result(function())
@@ -98,6 +106,15 @@ class _Worker:
                 raise
             raise _TimedOut from None
 
+    def stop(self) -> None:
+        """End the thread once the call it runs (if any) returns."""
+        self.jobs.put(None)
+
+
+class _Owner:
+    """Held only by the calling thread's thread-local: collected when that thread ends (or
+    drops its worker), which stops the worker (weakref.finalize)."""
+
 
 class _TimedOut(Exception):
     """The call is still running after its time limit."""
@@ -110,6 +127,8 @@ def _worker() -> _Worker:
     worker: _Worker | None = getattr(_workers, "worker", None)
     if worker is None:
         worker = _workers.worker = _Worker()
+        owner = _workers.owner = _Owner()
+        weakref.finalize(owner, worker.stop)
     return worker
 
 
@@ -133,7 +152,7 @@ def call(function: Callable[..., T], *args: object, timed: bool = True) -> T:
     try:
         result = worker.run(job, timeout)
     except _TimedOut:
-        _workers.worker = None  # that thread is stuck in the team's code: leave it behind
+        _workers.worker = _workers.owner = None  # stuck in the team's code: left behind, stops if it returns
         name = getattr(function, "__qualname__", repr(function))
         raise TeamCodeError(
             f"did not return from {name} within the [run] timeout of {timeout:g} s "

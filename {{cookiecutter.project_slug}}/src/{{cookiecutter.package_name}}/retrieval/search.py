@@ -8,29 +8,31 @@ a broken ranking.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..api import Document, Hit, Retriever
 from ..errors import EvalInputError
 from ..inputs.data import Question
-from .calls import call, failure
+from .caller import Caller
+from .calls import failure
 from .passages import collect
 from .ranking import RetrieverOutputError, search_many_of
 
 
 def _search_many(
-    retriever: Retriever, questions: list[Question], depth: int, golden: Path
+    retriever: Retriever, questions: list[Question], depth: int, golden: Path, caller: Caller
 ) -> list[object] | None:
     """All questions in one call to the retriever's optional `search_many` (see api.py; found
     as ranking.search_all finds it); None when it has none. Each answer is then checked like
-    one from `search`."""
+    one from `search`. No question at all (every one cached): no call."""
     many = search_many_of(retriever)
     if many is None:
         return None
+    if not questions:
+        return []
     fix = "fix search_many() in retriever.py, or remove it to have search() called per question"
     try:
-        answered: object = call(many, [question.question for question in questions], depth)
+        answered: object = caller.call(many, [question.question for question in questions], depth)
     except Exception as error:  # a crash, exit or hang of the team's own retriever: exit 2
         raise EvalInputError(golden, f"search_many {failure(error)}", fix) from error
     if not isinstance(answered, list | tuple) or len(answered) != len(questions):
@@ -49,21 +51,36 @@ def retrieve_all(
     corpus: dict[str, Document],
     depth: int,
     golden: Path,
-    track: Callable[[list[Question]], Iterable[Question]] = iter,
     chunks: list[list[Hit]] | None = None,
+    caller: Caller | None = None,
+    what: str = "searching",
 ) -> list[list[Hit]]:
     """Every question's checked hits, in golden-set order. `golden` names the file in errors;
-    `track` wraps the loop over questions (the orchestrator's progress bar).
+    `caller` calls the retriever (caller.py: concurrency, retries, rate limit, the output
+    cache; by default one call after another, uncached) and shows progress labelled `what`.
 
     A retriever that returns chunks gets its document ranking back (passages.py: each
     document at its first chunk); `chunks`, when given, receives each question's chunk
-    ranking as returned (the same hits when there are no chunks), for passage metrics."""
-    answered = _search_many(retriever, questions, depth, golden)  # None: no search_many
-    method = "search()" if answered is None else "search_many()"  # the one to fix
-    ranked = []
-    for i, question in enumerate(track(questions)):
+    ranking as returned (the same hits when there are no chunks), for passage metrics.
+
+    A ranking from the output cache is checked exactly as a fresh one; a fresh one is
+    cached only once it passed."""
+    caller = caller or Caller()
+    cache = caller.cache
+    cached = [cache.hits_for(q.question, depth) if cache else None for q in questions]
+    todo = [question for question, hits in zip(questions, cached, strict=True) if hits is None]
+    many = _search_many(retriever, todo, depth, golden, caller)  # None: no search_many
+    batch = iter(many or [])
+    found_by: list[object | None] = [
+        hits if hits is not None or many is None else next(batch) for hits in cached
+    ]
+    method = "search()" if many is None else "search_many()"  # the one to fix
+
+    def one(item: tuple[Question, object | None, bool]) -> tuple[list[Hit], list[Hit]]:
+        question, found, from_cache = item
         try:
-            found = answered[i] if answered is not None else call(retriever.search, question.question, depth)
+            if found is None:  # no search_many, and not cached
+                found = caller.call(retriever.search, question.question, depth)
             hits, chunked = collect(found, depth, corpus)
         except RetrieverOutputError as error:
             raise EvalInputError(
@@ -79,7 +96,12 @@ def retrieve_all(
                 "fix search() in retriever.py; this question reproduces it",
                 question.line,
             ) from error
-        ranked.append(hits)
-        if chunks is not None:
-            chunks.append(chunked)
-    return ranked
+        if cache is not None and not from_cache:
+            cache.put_hits(question.question, depth, chunked)
+        return hits, chunked
+
+    items = [(q, found, hits is not None) for q, found, hits in zip(questions, found_by, cached, strict=True)]
+    results = caller.map(one, items, what)
+    if chunks is not None:
+        chunks.extend(chunked for _, chunked in results)
+    return [hits for hits, _ in results]

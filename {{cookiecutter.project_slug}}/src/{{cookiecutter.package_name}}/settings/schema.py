@@ -44,6 +44,7 @@ from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
 from ..retrieval.calls import DEFAULT_TIMEOUT
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import Ties
+from ..retrieval.retries import exception_type
 from ..retrieval.tokens import TokenizerSettings
 
 
@@ -264,9 +265,28 @@ class StatsSettings:
     )
 
 
+def _exception_name(name: object) -> str:
+    """A [run] retry_on entry: the name of an exception class that resolves (retries.py)."""
+    if not isinstance(name, str):
+        raise SettingError(f"{name!r} is not an exception name", 'write names as strings: "ConnectionError"')
+    try:
+        exception_type(name)
+    except ValueError as error:
+        raise SettingError(
+            str(error),
+            'use a builtin exception ("ConnectionError", "TimeoutError") or the full dotted '
+            'path of the class ("urllib.error.URLError", "mypkg.errors.Busy")',
+        ) from None
+    return name
+
+
+ExceptionName = Annotated[str, PlainValidator(_exception_name)]
+
+
 @dataclass(frozen=True, config=TABLE)
 class RunSettings:
-    """[run]: how the team's code is called."""
+    """[run]: how the team's code is called. None of it changes a number: a report is the same
+    at any concurrency, with or without the output cache."""
 
     timeout: StrictFloat = Field(
         default=DEFAULT_TIMEOUT,
@@ -275,6 +295,62 @@ class RunSettings:
         description="seconds each call of search, search_many or answer may take before the run "
         "stops with exit 2 naming the question (0: no limit; building the system has none)",
     )
+    concurrency: StrictInt = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="calls of search or answer in flight at once, each on its own thread (1: one "
+        "after another); the team's retriever and generator must then be thread-safe (api.py)",
+    )
+    retries: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=10,
+        description="times a call that raised an error listed in retry_on is made again before "
+        "the run stops with exit 2 naming the question",
+    )
+    backoff: StrictFloat = Field(
+        default=0.5,
+        ge=0,
+        le=60,
+        description="seconds before the first retry, doubled before each next one",
+    )
+    retry_on: Annotated[list[ExceptionName], AfterValidator(_unique)] = Field(
+        default_factory=list,
+        examples=[["ConnectionError", "TimeoutError", "mypkg.errors.Busy"]],
+        description="the exceptions the team declares transient: builtin names or full dotted "
+        "paths; any other error stops the run at once (a [run] timeout is never retried)",
+    )
+    rate_limit: StrictFloat = Field(
+        default=0.0,
+        ge=0,
+        le=100_000,
+        description="calls a second at most, over all threads (0: no limit)",
+    )
+    output_cache: Literal["off", "code", "version"] = Field(
+        default="off",
+        description='remember search and answer outputs: "code" keyed by a hash of the package\'s '
+        'code and settings, "version" also by system_version (a remote service); "off": never',
+    )
+    system_version: str = Field(
+        default="",
+        description="the version of what the system calls outside the package; bump it when that "
+        'changes. Required by output_cache = "version"',
+    )
+    output_cache_file: SettingsPath = Field(
+        default=Path(".cache/outputs.json"), description="where the output cache is kept (not committed)"
+    )
+
+    @model_validator(mode="after")
+    def _version_given(self) -> RunSettings:
+        if self.output_cache == "version" and not self.system_version.strip():
+            raise SettingError(
+                'output_cache = "version" needs the version of the system',
+                'set system_version = "..." and bump it whenever the service changes, '
+                'or use output_cache = "code" or "off"',
+                ("run", "output_cache"),
+            )
+        return self
 
 
 @dataclass(frozen=True, config=TABLE)
