@@ -24,10 +24,12 @@ from typing import Any
 
 from ..api import Answer, Document, Generator
 from ..errors import EvalInputError
+from ..execution import Raised
 from ..inputs.data import Question
 from ..inputs.reports import AnswerResult, Unsupported
 from ..retrieval.caller import Caller
 from ..retrieval.calls import failure
+from ..retrieval.remote import call_everywhere, on_cluster
 from .cache import VerdictCache
 from .contract import AnswerOutputError, check_answer
 from .judges import Item, Verdict, build_judge
@@ -54,15 +56,28 @@ class AnswerResults:
     cache: dict[str, int]  # hits, misses and model calls of this run
 
 
+_NOT_FETCHED = object()  # no answer came from a cluster: the generator is called here
+
+
 def _answer(
-    generator: Generator, question: Question, corpus: dict[str, Document], golden: Path, caller: Caller
+    generator: Generator,
+    question: Question,
+    corpus: dict[str, Document],
+    golden: Path,
+    caller: Caller,
+    fetched: dict[str, object],
 ) -> Answer:
     """The checked answer to `question`: from the output cache when it holds one, else from
-    the generator (cached once it passed). A cached answer is checked as a fresh one is."""
+    the generator (cached once it passed); `fetched` holds what the generator returned or
+    raised on a cluster's workers. A cached answer is checked as a fresh one is."""
     cache = caller.cache
     cached = cache.answer_for(question.question) if cache is not None else None
     try:  # through calls.py: an exit or a hang of the team's generator is an error too
-        raw = cached if cached is not None else caller.call(generator.answer, question.question)
+        raw = cached if cached is not None else fetched.get(question.question, _NOT_FETCHED)
+        if raw is _NOT_FETCHED:
+            raw = caller.call(generator.answer, question.question)
+        elif isinstance(raw, Raised):
+            raise raw.error
         answer = check_answer(raw, corpus)
     except AnswerOutputError as error:
         problem = f"question {question.id!r}: bad generator output: {error}"
@@ -123,8 +138,18 @@ def evaluate_answers(
     `judging` shows progress while judging.
     """
     caller = caller or Caller()
+    fetched: dict[str, object] = {}  # what the generator returned on a cluster's workers
+    if on_cluster():
+        cache = caller.cache
+        asked = [
+            q.question for q in questions if cache is None or cache.answer_for(q.question, peek=True) is None
+        ]
+        unique = list(dict.fromkeys(asked))
+        fetched = dict(
+            zip(unique, call_everywhere(generator, "answer", unique, (), caller) or [], strict=True)
+        )
     answers = caller.map(
-        lambda question: _answer(generator, question, corpus, golden, caller), questions, what
+        lambda question: _answer(generator, question, corpus, golden, caller, fetched), questions, what
     )
 
     claims = [[] if a.abstained else split_sentences(a.text) for a in answers]

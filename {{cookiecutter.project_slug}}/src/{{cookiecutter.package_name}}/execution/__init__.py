@@ -23,6 +23,7 @@ The orchestrator chooses the executor for a run with `using(...)`; the steps ask
 
 from __future__ import annotations
 
+import pickle
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +44,19 @@ class ExecutorError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:  # it may be raised on a worker and travel back
         return (ExecutorError, (self.message, self.fix, self.key))
+
+
+class Raised:
+    """An exception raised on a worker, carried back as a value, so that the caller can
+    raise the first one in order (and the others' results still arrive). One that cannot be
+    pickled travels as a RuntimeError with its type's name and message."""
+
+    def __init__(self, error: BaseException):
+        try:
+            pickle.dumps(error)
+            self.error: BaseException = error
+        except Exception:
+            self.error = RuntimeError(f"{type(error).__name__}: {error}")
 
 
 class Executor(Protocol):

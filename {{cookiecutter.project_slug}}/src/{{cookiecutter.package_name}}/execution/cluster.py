@@ -17,11 +17,10 @@ pickled) is `ExecutorError`: the run stops with exit 2, never a partial report.
 from __future__ import annotations
 
 import logging
-import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from . import ExecutorError
+from . import ExecutorError, Raised
 
 R = TypeVar("R")
 
@@ -30,23 +29,12 @@ CONNECT_TIMEOUT = "20s"  # joining a running scheduler; a cluster on a busy netw
 INSTALL_HINT = 'install the dask extra: pip install -e ".[dask]" (or set backend = "local" in [executor])'
 
 
-class _Raised:
-    """A piece's exception, carried back as a value so that pieces fail in order."""
-
-    def __init__(self, error: BaseException):
-        try:
-            pickle.dumps(error)
-            self.error: BaseException = error
-        except Exception:  # an exception that cannot travel: keep its type's name and message
-            self.error = RuntimeError(f"{type(error).__name__}: {error}")
-
-
 def _apply(function: Callable[..., Any], *arguments: Any) -> Any:
-    """Run one piece on a worker; its exception is returned, not raised (see _Raised)."""
+    """Run one piece on a worker; its exception is returned, not raised (see Raised)."""
     try:
         return function(*arguments)
     except Exception as error:
-        return _Raised(error)
+        return Raised(error)
 
 
 class DaskExecutor:
@@ -126,6 +114,6 @@ class DaskExecutor:
         finally:
             self._client.cancel(futures)
         for result in results:
-            if isinstance(result, _Raised):
+            if isinstance(result, Raised):
                 raise result.error
         return list(results)

@@ -98,6 +98,15 @@ class Caller:
         self._lock = threading.Lock()
         self._meter: Meter = _Silent()
 
+    @property
+    def concurrency(self) -> int:
+        """Calls in flight at once ([run] concurrency)."""
+        return getattr(self.executor, "workers", 1)
+
+    def add(self, counts: CallCounts) -> None:
+        """Count calls made elsewhere for this run (on a cluster's workers: remote.py)."""
+        self._count(**vars(counts))
+
     def uncached(self) -> Caller:
         """The same caller without the cache (the determinism re-ask, stochastic parts): its
         calls count in the same run."""

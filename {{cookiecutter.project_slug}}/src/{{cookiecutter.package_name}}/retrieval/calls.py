@@ -69,6 +69,11 @@ def time_limit(seconds: float) -> Iterator[None]:
         _timeout.reset(token)
 
 
+def current_time_limit() -> float:
+    """The time limit timed calls get here (`time_limit`'s, or DEFAULT_TIMEOUT)."""
+    return _timeout.get()
+
+
 _Job = tuple[Callable[[], Any], "Future[Any]", threading.Event] | None  # None: stop
 
 

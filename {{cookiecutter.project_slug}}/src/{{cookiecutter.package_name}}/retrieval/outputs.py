@@ -113,11 +113,14 @@ class OutputCache:
     def put_hits(self, question: str, depth: int, hits: list[Hit]) -> None:
         self._file.put(self.key("search", question, depth), encode_hits(hits))
 
-    def answer_for(self, question: str) -> Answer | None:
-        """The cached answer to `question`, or None (not cached, or rejected)."""
+    def answer_for(self, question: str, *, peek: bool = False) -> Answer | None:
+        """The cached answer to `question`, or None (not cached, or rejected). `peek`: only
+        look (which questions a cluster must answer), without counting a hit or a rejection."""
         key = self.key("answer", question)
         present, value = self._file.lookup(key)
         answer = decode_answer(value) if value is not None else None
+        if peek:
+            return answer
         self._count(answer is not None, present)
         if answer is not None:
             self._file.keep(key)

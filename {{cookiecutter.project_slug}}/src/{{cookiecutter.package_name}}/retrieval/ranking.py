@@ -53,6 +53,8 @@ class Remembered:
         return hits[:depth]
 
     def __getattr__(self, name: str) -> object:
+        if name.startswith("__") or name == "retriever":  # unpickling (a cluster's worker) looks
+            raise AttributeError(name)  # these up before __init__ ran: no retriever to ask yet
         return getattr(self.retriever, name)
 
 

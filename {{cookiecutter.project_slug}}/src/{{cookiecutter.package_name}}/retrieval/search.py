@@ -12,11 +12,13 @@ from pathlib import Path
 
 from ..api import Document, Hit, Retriever
 from ..errors import EvalInputError
+from ..execution import Raised
 from ..inputs.data import Question
 from .caller import Caller
 from .calls import failure
 from .passages import collect
 from .ranking import RetrieverOutputError, search_many_of
+from .remote import call_everywhere
 
 
 def _search_many(
@@ -70,17 +72,23 @@ def retrieve_all(
     cached = [cache.hits_for(q.question, depth) if cache else None for q in questions]
     todo = [question for question, hits in zip(questions, cached, strict=True) if hits is None]
     many = _search_many(retriever, todo, depth, golden, caller)  # None: no search_many
+    if many is None:  # on a cluster's workers when the run has one (remote.py), else below
+        many = call_everywhere(retriever, "search", [q.question for q in todo], (depth,), caller)
+        method = "search()"
+    else:
+        method = "search_many()"  # the one to fix
     batch = iter(many or [])
     found_by: list[object | None] = [
         hits if hits is not None or many is None else next(batch) for hits in cached
     ]
-    method = "search()" if many is None else "search_many()"  # the one to fix
 
     def one(item: tuple[Question, object | None, bool]) -> tuple[list[Hit], list[Hit]]:
         question, found, from_cache = item
         try:
             if found is None:  # no search_many, and not cached
                 found = caller.call(retriever.search, question.question, depth)
+            elif isinstance(found, Raised):  # what search() raised on a cluster's worker
+                raise found.error
             hits, chunked = collect(found, depth, corpus)
         except RetrieverOutputError as error:
             raise EvalInputError(

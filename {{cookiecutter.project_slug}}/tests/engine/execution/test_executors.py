@@ -5,15 +5,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHIPPED, run_cli
 
 from {{ cookiecutter.package_name }} import execution
+from {{ cookiecutter.package_name }}.api import System
 from {{ cookiecutter.package_name }}.errors import EvalInputError
 from {{ cookiecutter.package_name }}.execution import LOCAL, ExecutorError, fixed, spread
 
@@ -84,8 +88,6 @@ def test_an_input_error_on_a_worker_comes_back_whole(dask: DaskExecutor) -> None
 
 
 def test_a_value_that_cannot_be_sent_is_an_executor_error(dask: DaskExecutor) -> None:
-    import threading
-
     with pytest.raises(ExecutorError, match="cannot send"):
         dask.share(threading.Lock())
 
@@ -115,3 +117,82 @@ def test_remembered_makes_once_per_process() -> None:
 
     first = execution.remembered("test\0once", make)
     assert execution.remembered("test\0once", make) is first and made == [1]
+
+
+# -- whole runs: the team's calls on the cluster --------------------------------------------
+
+
+class Refusing:
+    """The shipped retriever, except that one question raises or exits, on whichever worker."""
+
+    def __init__(self, inner: Any, question: str, exits: bool):
+        self.inner, self.question, self.exits = inner, question, exits
+
+    def search(self, question: str, depth: int) -> Any:
+        if question == self.question:
+            if self.exits:
+                raise SystemExit(0)
+            raise ValueError("index offline")
+        return self.inner.search(question, depth)
+
+
+class Locked:
+    """A retriever holding a lock: it cannot be sent to the workers."""
+
+    def __init__(self, inner: Any):
+        self.inner, self.lock = inner, threading.Lock()
+
+    def search(self, question: str, depth: int) -> Any:
+        return self.inner.search(question, depth)
+
+
+def refusing(exits: bool) -> System:
+    def build(documents: Any, tokenize: Any, options: dict[str, Any]) -> Refusing:
+        return Refusing(SHIPPED.build_retriever(documents, tokenize, options), "API", exits)
+
+    return System(build, SHIPPED.build_generator)
+
+
+def on_cluster(config: Path, address: str) -> Path:
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text + f'\n[executor]\nbackend = "dask"\naddress = "{address}"\n', encoding="utf-8")
+    return config
+
+
+def report_of(config: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((config.parent / "build" / "report.json").read_text(encoding="utf-8"))
+    data["receipt"]["sha256"].pop("config")  # eval.toml gained an [executor] table
+    return data
+
+
+def test_a_run_on_the_cluster_gives_the_local_report(project: Path, dask_cluster: str) -> None:
+    assert run_cli(["--config", str(project), "eval", "--quiet"]) == 0
+    here = report_of(project)
+    assert run_cli(["--config", str(on_cluster(project, dask_cluster)), "eval", "--quiet"]) == 0
+    there = report_of(project)
+    assert there == here  # every number, ranking, answer and the calls counted on the workers
+    assert there["run"]["system"]["calls"] == 2 * here["counts"]["questions"]
+
+
+@pytest.mark.parametrize("exits", [False, True], ids=["raise", "exit"])
+def test_the_team_code_failing_on_a_worker_is_exit_2_naming_the_question(
+    project: Path, dask_cluster: str, exits: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = on_cluster(project, dask_cluster)
+    assert run_cli(["--config", str(config), "eval", "--quiet"], refusing(exits)) == 2
+    message = capsys.readouterr().err
+    assert "question 'q3'" in message and "golden.jsonl:3" in message
+    assert ("sys.exit(0)" if exits else "raised ValueError: index offline") in message
+    assert not (project.parent / "build" / "report.json").exists()
+
+
+def test_a_system_that_cannot_be_sent_is_exit_2_naming_the_executor(
+    project: Path, dask_cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def build(documents: Any, tokenize: Any, options: dict[str, Any]) -> Locked:
+        return Locked(SHIPPED.build_retriever(documents, tokenize, options))
+
+    system = System(build, SHIPPED.build_generator)
+    assert run_cli(["--config", str(on_cluster(project, dask_cluster)), "eval", "--quiet"], system) == 2
+    message = capsys.readouterr().err
+    assert "cannot send Locked to the Dask workers" in message and "eval.toml" in message
