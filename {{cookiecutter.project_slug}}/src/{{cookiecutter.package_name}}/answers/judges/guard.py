@@ -343,8 +343,13 @@ def _vocabulary(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def copied(claim: str, window: str) -> bool:
     """Whether the claim is the window's own words (after the plain-text steps of reading)."""
-    wanted = plain(claim).casefold().strip(" .!?")
-    return bool(wanted) and wanted in plain(window).casefold()
+    wanted = _folded(claim).strip(" .!?")
+    return bool(wanted) and wanted in _folded(window)
+
+
+@functools.lru_cache(maxsize=1 << 15)  # a context is looked in for every claim of its answer
+def _folded(text: str) -> str:
+    return plain(text).casefold()
 
 
 def guard(claim: str, window: str, context: str = "") -> str | None:
