@@ -22,7 +22,7 @@ from {{ cookiecutter.package_name }}.answers.judges import Item, Verdict, decide
 from {{ cookiecutter.package_name }}.answers.judges.claims import clauses, split_sentences
 from {{ cookiecutter.package_name }}.answers.judges.guard import guard
 from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, Windows, contradicted
-from {{ cookiecutter.package_name }}.answers.judges.lexicon import lexicon
+from {{ cookiecutter.package_name }}.answers.judges.lexicon import opposites
 from {{ cookiecutter.package_name }}.answers.judges.words import content_terms, term_set
 
 THRESHOLD = 0.5
@@ -35,8 +35,7 @@ def plain_coverage(claim: str, window: str) -> float:
     if not terms:
         return 1.0
     have = term_set(window)
-    opposite = lexicon().opposite
-    return sum(term in have or not have.isdisjoint(opposite.get(term, ())) for term in terms) / len(terms)
+    return sum(term in have or not have.isdisjoint(opposites(term)) for term in terms) / len(terms)
 
 
 def plain_verdict(claim: str, contexts: tuple[str, ...]) -> Verdict:

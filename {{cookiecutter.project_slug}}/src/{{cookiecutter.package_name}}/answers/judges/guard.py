@@ -33,8 +33,8 @@ import functools
 import re
 
 from .claims import clauses, split_sentences
-from .lexicon import lexicon
-from .words import Quantity, Token, content_terms, plain, quantities_of, read, stem, term_set
+from .lexicon import lexicon, opposites
+from .words import Quantity, Token, content_terms, plain, quantities, quantities_of, read, stem, term_set
 
 DATE_WORDS = frozenset(
     """january february march april june july august september october november december
@@ -125,27 +125,60 @@ def _polarity(key: str, other: dict[str, set[int]]) -> set[int] | None:
     None when it mentions neither."""
     if key in other:
         return other[key]
-    turned = {-sign for opposite in lexicon().opposite.get(key, ()) for sign in other.get(opposite, ())}
+    turned = {-sign for opposite in opposites(key) for sign in other.get(opposite, ())}
     return turned or None
+
+
+def _condition(tokens: tuple[Token, ...]) -> str:
+    """The clause's first "if" or "unless" (lexicon.toml [conditions], phrases such as "as long
+    as" included), or "". "even if" is neither."""
+    table = lexicon().condition
+    keys = [t.key for t in tokens]
+    for i in range(len(keys)):
+        for size in (3, 2, 1):
+            found = table.get("_".join(keys[i : i + size]))
+            if found:
+                return found if found in ("if", "unless") else ""
+    return ""
 
 
 def _polarity_problem(clause: str, window: str) -> str | None:
     """Each term of the claim's clause against the window clause about it: of the window's
     clauses that mention the term (or an opposite of it), the one sharing most terms with
-    the claim's clause. Its polarity there must be the claim's."""
+    the claim's clause. Its polarity there must be the claim's.
+
+    Two exceptions. A term the claim's clause says together with its opposite ("stays locked
+    until an admin unlocks it") has no one polarity there. And where one clause says "if" and
+    the other "unless", "unless X" is "if not X": the negation has moved into the condition, so
+    the clauses agree when some shared term's polarity differs, and the claim turns the
+    condition around when none does ("if you give a VAT number" for "unless you give" it)."""
     theirs = []
     for piece in _window_clauses(window):
         said: dict[str, set[int]] = {}
         for key, sign in _terms(read(piece)):
             said.setdefault(key, set()).add(sign)
-        theirs.append((_overlap(clause, piece), said))
-    for key, sign in _terms(read(clause)):
-        about = [(shared, said) for shared, said in theirs if _polarity(key, said) is not None]
+        theirs.append((_overlap(clause, piece), said, _condition(read(piece)), piece))
+    mine = _terms(read(clause))
+    keys = {key for key, _ in mine}
+    condition = _condition(read(clause))
+    moved: dict[str, list[bool]] = {}  # window clause -> whether each shared term kept its polarity
+    for key, sign in mine:
+        if not keys.isdisjoint(opposites(key)):
+            continue
+        about = [entry for entry in theirs if _polarity(key, entry[1]) is not None]
         if not about:
             continue
-        polarity = _polarity(key, max(about, key=lambda entry: entry[0])[1])
+        _, said, other, piece = max(about, key=lambda entry: entry[0])
+        polarity = _polarity(key, said)
+        if condition and other and condition != other:
+            moved.setdefault(piece, []).append(polarity is not None and sign in polarity)
+            continue
         if polarity is not None and sign not in polarity:
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
+    for piece, kept in moved.items():
+        if len(kept) >= 2 and all(kept):
+            other = "unless" if condition == "if" else "if"
+            return f"says '{condition}' where the context says '{other}' ('{piece.strip()}')"
     return None
 
 
@@ -176,6 +209,87 @@ def _comparison_problem(
     return None
 
 
+# A calendar month in seconds, only to order "1 year" against "90 days" (never to equate them).
+_MONTH = 30.436875 * 86400
+
+
+def _magnitude(quantity: Quantity) -> tuple[str, float]:
+    """A quantity's kind and size for ordering: time and calendar spans are one kind, and so
+    are all counts and bare numbers ("100 requests per minute, 300 per minute")."""
+    if quantity.dimension == "calendar":
+        return "time", quantity.value * _MONTH
+    return (quantity.dimension if quantity.measured else ""), quantity.value
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _quantities_of_tokens(tokens: tuple[Token, ...]) -> tuple[Quantity, ...]:
+    return tuple(quantities(tokens))
+
+
+def _values(
+    tokens: tuple[Token, ...], parties: frozenset[str] | set[str]
+) -> dict[str, set[tuple[str, float]]]:
+    """The quantities the window gives each party: those in the same stretch of text between
+    punctuation marks ("Team is $12 per seat, Business is $20" gives Team $12)."""
+    found_quantities = _quantities_of_tokens(tokens)
+    found: dict[str, set[tuple[str, float]]] = {}
+    start = 0
+    for end in [*(i for i, t in enumerate(tokens) if not t.joined and i > 0), len(tokens)]:
+        inside = [_magnitude(q) for q in found_quantities if start <= q.start < end]
+        for t in tokens[start:end]:
+            if inside and (t.stem in parties or t.key in parties):
+                found.setdefault(t.stem, set()).update(inside)
+        start = end
+    return found
+
+
+def _order_problem(
+    claim: tuple[Token, ...],
+    window: tuple[Token, ...],
+    parties: frozenset[str] | set[str],
+    known: frozenset[str] = frozenset(),
+) -> str | None:
+    """A comparison the window does not state but whose numbers it gives: "Team keys allow
+    more requests than Enterprise keys" where it gives Team 100 and Enterprise 300. Some party
+    before the comparison must be larger (or smaller) than every party after it; with a
+    superlative ("Solo has the lowest limit"), than every other party the window gives a
+    number of that kind (the names of the window, `known`, are its parties)."""
+    lex = lexicon()
+    if any(t.key in lex.comparative or t.key in lex.superlative for t in window):
+        return None  # the window makes comparisons of its own: _comparison_problem compares them
+    for i, token in enumerate(claim):
+        direction = lex.comparative.get(token.key) or lex.superlative.get(token.key)
+        if not direction:
+            continue
+        values = _values(window, parties if token.key in lex.comparative else set(parties) | known)
+        before = {t.stem for t in claim[:i] if t.stem in values}
+        if token.key in lex.comparative:
+            than = next((j for j in range(i + 1, len(claim)) if claim[j].word == "than"), None)
+            after = {t.stem for t in claim[than + 1 :] if t.stem in values} if than is not None else set()
+        else:
+            before |= {t.stem for t in claim[i + 1 :] if t.stem in values}
+            after = set(values) - before
+        after -= before
+        if not before or not after:
+            continue
+        larger = direction in ("more", "most")
+        for kind in sorted({kind for party in before for kind, _ in values[party]}):
+            if not all(any(k == kind for k, _ in values[party]) for party in after):
+                continue  # a party after it has no number of this kind: the numbers cannot settle it
+            mine = [v for party in before for k, v in values[party] if k == kind]
+            others = [v for party in after for k, v in values[party] if k == kind]
+            strict = token.key in lex.comparative
+            fits = any(
+                all(
+                    (v > o if strict else v >= o) if larger else (v < o if strict else v <= o) for o in others
+                )
+                for v in mine
+            )
+            if not fits:
+                return f"says '{token.word}', which the context's numbers do not bear out"
+    return None
+
+
 def _swap_problem(claim: str, window: str) -> str | None:
     """Terms traded between two clauses: the claim puts term x in its first clause and y in
     its second, where the window's matching clauses have y in the first and x in the second
@@ -200,17 +314,24 @@ def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
     return [table[t.key] for t in tokens if t.key in table]
 
 
+_IF_UNLESS = frozenset({"if", "unless"})  # "unless X" is "if not X": compared by _polarity_problem
+
+
 def _class_problem(
     claim: tuple[Token, ...],
     window: tuple[Token, ...],
     whole: tuple[Token, ...],
     table: dict[str, str],
     what: str,
+    alike: frozenset[str] = frozenset(),
 ) -> str | None:
     """The claim's first quantifier (or modal) against the aligned clause's, or its
-    sentence's when that clause has none ("Optionally, Tidemark writes ..." puts it apart)."""
+    sentence's when that clause has none ("Optionally, Tidemark writes ..." puts it apart).
+    Classes that are both in `alike` are compared elsewhere."""
     mine, theirs = _classes(claim, table), _classes(window, table) or _classes(whole, table)
     if mine and theirs and mine[0] not in theirs and theirs[0] not in mine:
+        if {mine[0], theirs[0]} <= alike:
+            return None
         return f"{what} '{mine[0]}' where the context says '{theirs[0]}'"
     return None
 
@@ -391,7 +512,8 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
-            or _class_problem(mine, theirs, sentence, lex.condition, "says")
+            or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
+            or _order_problem(mine, whole, parties, known)
             or _role_problem(mine, theirs, claim_names)
             or _comparison_problem(mine, theirs, whole)
         )

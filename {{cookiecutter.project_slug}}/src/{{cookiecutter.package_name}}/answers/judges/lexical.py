@@ -19,24 +19,22 @@ from typing import Any
 from . import Item, Verdict, decide
 from .claims import clauses, windows
 from .guard import ABSENT, copied, guard
-from .lexicon import lexicon
+from .lexicon import opposites
 from .words import content_terms, term_set
 
 
 class _Needs:
     """What a text needs of a window to be covered, worked out once per text: its number of
-    terms, each term without an opposite with its count, and the terms with opposites."""
+    terms, each distinct term with its count, and each term's opposites."""
 
-    __slots__ = ("count", "direct", "keys", "turned")
+    __slots__ = ("count", "counts", "keys", "opposite")
 
     def __init__(self, text: str):
         terms = content_terms(text)
-        opposite = lexicon().opposite
-        counts = Counter(terms)
         self.count = len(terms)
-        self.direct = {term: n for term, n in counts.items() if term not in opposite}
-        self.keys = frozenset(self.direct)
-        self.turned = tuple((term, n, opposite[term]) for term, n in counts.items() if term in opposite)
+        self.counts = dict(Counter(terms))
+        self.keys = frozenset(self.counts)
+        self.opposite = {term: opposites(term) for term in self.counts}
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -45,14 +43,17 @@ def _needs(text: str) -> _Needs:
 
 
 def coverage(claim: str, window: str) -> float:
-    """Share of the claim's content terms present in the window, a term's antonym counting
+    """Share of the claim's content terms present in the window, a term's opposite counting
     as present (1.0 for a claim without any terms). A term said twice counts twice."""
     needs = _needs(claim)
     if not needs.count:
         return 1.0
     have = term_set(window)  # "disabled" covers the slot of "enabled"; the guard compares them
-    found = sum(needs.direct[term] for term in needs.keys & have)
-    found += sum(n for term, n, opposite in needs.turned if term in have or not have.isdisjoint(opposite))
+    present = needs.keys & have
+    found = sum(needs.counts[term] for term in present)
+    found += sum(
+        needs.counts[term] for term in needs.keys - present if not have.isdisjoint(needs.opposite[term])
+    )
     return found / needs.count
 
 
@@ -86,7 +87,7 @@ class Windows:
 
     def _with(self, term: str) -> set[int]:
         found = set(self.postings.get(term, ()))
-        for opposite in lexicon().opposite.get(term, ()):
+        for opposite in opposites(term):
             found |= self.postings.get(opposite, set())
         return found
 
