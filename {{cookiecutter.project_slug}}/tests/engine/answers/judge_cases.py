@@ -91,7 +91,11 @@ ARCHIVE = (
     "Archived projects disappear from the timer and timesheet pickers, but all their entries stay "
     "in reports. Approved weeks are locked, so entries can't be edited until an admin unlocks them."
 )
-RATES = "Each API key can make 100 requests per minute on Team, 300 per minute on Enterprise, and 30 on Solo."
+RATES = (
+    "Each API key can make 100 requests per minute on Team, 300 per minute on Enterprise, and 30 on "
+    "Solo. When an API key goes over the limit, the API returns HTTP 429."
+)
+ROUNDING = "Rounding only changes how durations appear in reports; the original entry is always kept."
 VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT number."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -187,6 +191,12 @@ KINDS = [
         RATES,
         "Of all the plans, Solo has the highest per-minute limit.",
         "Of all the plans, Solo has the lowest per-minute limit.",
+    ),
+    (
+        "irregular verb form",
+        ROUNDING,
+        "Rounding discards the original entry.",
+        "Rounding keeps the original entry.",
     ),
     (
         "unless is if not",

@@ -245,48 +245,66 @@ def _values(
 
 def _order_problem(
     claim: tuple[Token, ...],
-    window: tuple[Token, ...],
+    window: str,
     parties: frozenset[str] | set[str],
     known: frozenset[str] = frozenset(),
 ) -> str | None:
     """A comparison the window does not state but whose numbers it gives: "Team keys allow
-    more requests than Enterprise keys" where it gives Team 100 and Enterprise 300. Some party
-    before the comparison must be larger (or smaller) than every party after it; with a
-    superlative ("Solo has the lowest limit"), than every other party the window gives a
-    number of that kind (the names of the window, `known`, are its parties)."""
+    more requests than Enterprise keys" where a sentence of it gives Team 100 and Enterprise
+    300. Some party before the comparison must be larger (or smaller) than every party after
+    "than"; with a superlative ("Solo has the lowest limit"), than every other party the
+    sentence gives a number of that kind (the names of the context, `known`, are parties)."""
     lex = lexicon()
-    if any(t.key in lex.comparative or t.key in lex.superlative for t in window):
+    if any(t.key in lex.comparative or t.key in lex.superlative for t in read(window)):
         return None  # the window makes comparisons of its own: _comparison_problem compares them
     for i, token in enumerate(claim):
         direction = lex.comparative.get(token.key) or lex.superlative.get(token.key)
         if not direction:
             continue
-        values = _values(window, parties if token.key in lex.comparative else set(parties) | known)
-        before = {t.stem for t in claim[:i] if t.stem in values}
-        if token.key in lex.comparative:
-            than = next((j for j in range(i + 1, len(claim)) if claim[j].word == "than"), None)
-            after = {t.stem for t in claim[than + 1 :] if t.stem in values} if than is not None else set()
-        else:
-            before |= {t.stem for t in claim[i + 1 :] if t.stem in values}
-            after = set(values) - before
-        after -= before
-        if not before or not after:
-            continue
-        larger = direction in ("more", "most")
-        for kind in sorted({kind for party in before for kind, _ in values[party]}):
-            if not all(any(k == kind for k, _ in values[party]) for party in after):
-                continue  # a party after it has no number of this kind: the numbers cannot settle it
-            mine = [v for party in before for k, v in values[party] if k == kind]
-            others = [v for party in after for k, v in values[party] if k == kind]
-            strict = token.key in lex.comparative
-            fits = any(
-                all(
-                    (v > o if strict else v >= o) if larger else (v < o if strict else v <= o) for o in others
-                )
-                for v in mine
+        for sentence in split_sentences(window):
+            problem = _order_in(claim, i, direction, read(sentence), parties, known)
+            if problem:
+                return problem
+    return None
+
+
+def _order_in(
+    claim: tuple[Token, ...],
+    i: int,
+    direction: str,
+    sentence: tuple[Token, ...],
+    parties: frozenset[str] | set[str],
+    known: frozenset[str],
+) -> str | None:
+    """`_order_problem` for the comparison at claim[i] against one sentence of the window."""
+    lex = lexicon()
+    token = claim[i]
+    comparative = token.key in lex.comparative
+    values = _values(sentence, parties if comparative else set(parties) | known)
+    before = {t.stem for t in claim[:i] if t.stem in values}
+    if comparative:
+        than = next((j for j in range(i + 1, len(claim)) if claim[j].word == "than"), None)
+        after = {t.stem for t in claim[than + 1 :] if t.stem in values} if than is not None else set()
+    else:
+        after = set(values) - before
+    after -= before
+    if not before or not after:
+        return None
+    larger = direction in ("more", "most")
+    for kind in sorted({kind for party in before for kind, _ in values[party]}):
+        if not all(any(k == kind for k, _ in values[party]) for party in after):
+            continue  # a party after it has no number of this kind: the numbers cannot settle it
+        mine = [v for party in before for k, v in values[party] if k == kind]
+        others = [v for party in after for k, v in values[party] if k == kind]
+        fits = any(
+            all(
+                (v > o if comparative else v >= o) if larger else (v < o if comparative else v <= o)
+                for o in others
             )
-            if not fits:
-                return f"says '{token.word}', which the context's numbers do not bear out"
+            for v in mine
+        )
+        if not fits:
+            return f"says '{token.word}', which the context's numbers do not bear out"
     return None
 
 
@@ -513,7 +531,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
-            or _order_problem(mine, whole, parties, known)
+            or _order_problem(mine, window, parties, known)
             or _role_problem(mine, theirs, claim_names)
             or _comparison_problem(mine, theirs, whole)
         )
