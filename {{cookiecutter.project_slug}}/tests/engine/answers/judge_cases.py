@@ -95,6 +95,10 @@ RATES = (
     "Each API key can make 100 requests per minute on Team, 300 per minute on Enterprise, and 30 on "
     "Solo. When an API key goes over the limit, the API returns HTTP 429."
 )
+TIMERS = (
+    "Only one timer can run at a time, so starting a new one stops the current timer. "
+    "Archiving a client archives all of its projects at once."
+)
 ROUNDING = "Rounding only changes how durations appear in reports; the original entry is always kept."
 VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT number."
 
@@ -191,6 +195,18 @@ KINDS = [
         RATES,
         "Of all the plans, Solo has the highest per-minute limit.",
         "Of all the plans, Solo has the lowest per-minute limit.",
+    ),
+    (
+        "cause and effect",
+        TIMERS,
+        "Stopping the current timer starts a new one.",
+        "Starting a new timer stops the current one.",
+    ),
+    (
+        "cause and effect with when",
+        TIMERS,
+        "When you archive a project, its client is archived too.",
+        "When you archive a client, its projects are archived too.",
     ),
     (
         "irregular verb form",

@@ -308,6 +308,67 @@ def _order_in(
     return None
 
 
+_CAUSE_WORDS = frozenset("when whenever if once after".split())
+_NOT_GERUNDS = frozenset(
+    "during nothing something anything everything according including regarding pending following "
+    "morning evening string thing things spring bring ring king".split()
+)
+
+
+def _cause_and_effect(tokens: tuple[Token, ...]) -> tuple[set[str], set[str]] | None:
+    """The terms of a clause's cause and of its effect, when it says which is which: a cause
+    opened by "when", "if", "once" or "after" (up to the next punctuation mark, or to the end),
+    or a gerund that opens the clause ("Removing a member frees their seat": the cause runs up to
+    the first lower-case word in -s after a content word). None when it says neither."""
+    words = [(i, t) for i, t in enumerate(tokens) if not t.stop or t.word in _CAUSE_WORDS]
+    if not words:
+        return None
+    opener = next((i for i, t in enumerate(tokens) if t.word in _CAUSE_WORDS), None)
+    if opener is not None:
+        end = next((j for j in range(opener + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+        inside = range(opener + 1, end)
+    else:
+        first, token = words[0]
+        if not (token.word.endswith("ing") and len(token.word) > 5 and token.word not in _NOT_GERUNDS):
+            return None
+        verb = next(
+            (
+                j
+                for j in range(first + 2, len(tokens))
+                if tokens[j].word.endswith("s")
+                and not tokens[j].stop
+                and not tokens[j - 1].stop
+                and tokens[j].word == tokens[j].word.lower()
+            ),
+            None,
+        )
+        if verb is None:
+            return None
+        inside = range(first, verb)
+
+    def counts(t: Token) -> bool:  # a word, not a function word, a negation or a number ("a new one")
+        return not (t.stop or t.negation or t.number is not None)
+
+    cause = {tokens[j].key for j in inside if counts(tokens[j])}
+    effect = {t.key for j, t in enumerate(tokens) if j not in inside and counts(t)}
+    return (cause, effect) if cause and effect else None
+
+
+def _cause_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """Cause and effect traded ("Stopping the current timer starts a new one" for "starting a
+    new one stops the current timer"): a term of the claim's cause is only in the window's
+    effect, and a term of its effect only in the window's cause."""
+    mine, theirs = _cause_and_effect(claim), _cause_and_effect(window)
+    if mine is None or theirs is None:
+        return None
+    (cause, effect), (their_cause, their_effect) = mine, theirs
+    moved = (cause & their_effect) - their_cause
+    back = (effect & their_cause) - their_effect
+    if moved and back:
+        return f"turns cause and effect around: '{sorted(moved)[0]}' and '{sorted(back)[0]}'"
+    return None
+
+
 def _swap_problem(claim: str, window: str) -> str | None:
     """Terms traded between two clauses: the claim puts term x in its first clause and y in
     its second, where the window's matching clauses have y in the first and x in the second
@@ -532,6 +593,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
+            or _cause_problem(mine, theirs)
             or _role_problem(mine, theirs, claim_names)
             or _comparison_problem(mine, theirs, whole)
         )
