@@ -14,7 +14,8 @@ shares most of its terms), and compares their structure:
   names        each name the claim uses (a capitalised word after its first, an acronym, a
                word with digits) is in the window
   polarity     each term the claim states or denies has the same polarity in the aligned
-               window clause, counting negations and antonyms ("not enabled" = "disabled")
+               window clause, counting negations and antonyms ("not enabled" = "disabled";
+               "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear")
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
   modality     "must", "can", "should" agree where both clauses say one
   roles        two parties (names, or role nouns such as "owner") on either side of a word
@@ -22,6 +23,12 @@ shares most of its terms), and compares their structure:
                invite owners"), unless one clause is passive ("admins are invited by owners");
                a comparison may turn around only with its converse ("A is larger than B" =
                "B is smaller than A")
+  numbers      a comparison or superlative the window does not state agrees with the numbers
+               it gives each party ("Team allows more than Enterprise" where Team has 100
+               and Enterprise 300 is not the window's)
+  conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught
+  cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
+               places
 
 A claim copied from the window (after the judges' reading) always passes. The word lists are
 in lexicon.toml. Whatever a judge's score, a claim the guard rejects is unsupported.
