@@ -149,6 +149,16 @@ def _condition(tokens: tuple[Token, ...]) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _said(piece: str) -> tuple[dict[str, set[int]], str]:
+    """The polarities a window clause gives its terms, and its condition (remembered: a window
+    is compared with every claim of its answer). Read only, never changed."""
+    said: dict[str, set[int]] = {}
+    for key, sign in _terms(read(piece)):
+        said.setdefault(key, set()).add(sign)
+    return said, _condition(read(piece))
+
+
 def _polarity_problem(clause: str, window: str) -> str | None:
     """Each term of the claim's clause against the window clause about it: of the window's
     clauses that mention the term (or an opposite of it), the one sharing most terms with
@@ -159,12 +169,7 @@ def _polarity_problem(clause: str, window: str) -> str | None:
     the other "unless", "unless X" is "if not X": the negation has moved into the condition, so
     the clauses agree when some shared term's polarity differs, and the claim turns the
     condition around when none does ("if you give a VAT number" for "unless you give" it)."""
-    theirs = []
-    for piece in _window_clauses(window):
-        said: dict[str, set[int]] = {}
-        for key, sign in _terms(read(piece)):
-            said.setdefault(key, set()).add(sign)
-        theirs.append((_overlap(clause, piece), said, _condition(read(piece)), piece))
+    theirs = [(_overlap(clause, piece), *_said(piece), piece) for piece in _window_clauses(window)]
     mine = _terms(read(clause))
     keys = {key for key, _ in mine}
     condition = _condition(read(clause))

@@ -27,7 +27,7 @@ class _Needs:
     """What a text needs of a window to be covered, worked out once per text: its number of
     terms, each distinct term with its count, and each term's opposites."""
 
-    __slots__ = ("count", "counts", "keys", "opposite")
+    __slots__ = ("any_opposite", "count", "counts", "keys", "opposite")
 
     def __init__(self, text: str):
         terms = content_terms(text)
@@ -35,6 +35,7 @@ class _Needs:
         self.counts = dict(Counter(terms))
         self.keys = frozenset(self.counts)
         self.opposite = {term: opposites(term) for term in self.counts}
+        self.any_opposite = frozenset().union(*self.opposite.values())
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -51,9 +52,10 @@ def coverage(claim: str, window: str) -> float:
     have = term_set(window)  # "disabled" covers the slot of "enabled"; the guard compares them
     present = needs.keys & have
     found = sum(needs.counts[term] for term in present)
-    found += sum(
-        needs.counts[term] for term in needs.keys - present if not have.isdisjoint(needs.opposite[term])
-    )
+    if not have.isdisjoint(needs.any_opposite):  # rarely: most windows hold no opposite of the claim's
+        found += sum(
+            needs.counts[term] for term in needs.keys - present if not have.isdisjoint(needs.opposite[term])
+        )
     return found / needs.count
 
 
