@@ -13,6 +13,7 @@ over answered ones (0 when nothing was answered: always abstaining cannot pass a
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -37,6 +38,7 @@ from .judges.claims import split_sentences
 from .settings import ANSWER_CHECKS, JudgeSettings
 
 
+@functools.lru_cache(maxsize=1 << 12)  # answers and key facts come back in many questions
 def normalise(text: str) -> str:
     """Lower case, every run of whitespace one space, trimmed: how key facts are compared."""
     return re.sub(r"\s+", " ", text).strip().lower()

@@ -87,6 +87,21 @@ SYNC = (
     "under Preferences, which keeps your entries on the device."
 )
 
+ARCHIVE = (
+    "Archived projects disappear from the timer and timesheet pickers, but all their entries stay "
+    "in reports. Approved weeks are locked, so entries can't be edited until an admin unlocks them."
+)
+RATES = (
+    "Each API key can make 100 requests per minute on Team, 300 per minute on Enterprise, and 30 on "
+    "Solo. When an API key goes over the limit, the API returns HTTP 429."
+)
+TIMERS = (
+    "Only one timer can run at a time, so starting a new one stops the current timer. "
+    "Archiving a client archives all of its projects at once."
+)
+ROUNDING = "Rounding only changes how durations appear in reports; the original entry is always kept."
+VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT number."
+
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
 # must call the first unsupported and the second supported, and so must the guard under any
 # judge, however sure that judge is (test_judges.py checks both).
@@ -156,6 +171,54 @@ KINDS = [
         "which includes unlimited storage.",
         "Every new workspace starts with a 14-day free trial of the Business plan, "
         "and no credit card is needed.",
+    ),
+    (
+        "prefixed antonym",
+        ARCHIVE,
+        "Archived projects still appear in the timer and timesheet pickers.",
+        "Archived projects no longer appear in the timer and timesheet pickers.",
+    ),
+    (
+        "a term with its opposite",
+        ARCHIVE,
+        "Approved weeks are unlocked, so their entries can be edited.",
+        "Entries in an approved week stay locked until an admin unlocks them.",
+    ),
+    (
+        "comparison the numbers settle",
+        RATES,
+        "Team API keys allow more requests per minute than Enterprise keys.",
+        "Enterprise API keys allow more requests per minute than Team keys.",
+    ),
+    (
+        "superlative the numbers settle",
+        RATES,
+        "Of all the plans, Solo has the highest per-minute limit.",
+        "Of all the plans, Solo has the lowest per-minute limit.",
+    ),
+    (
+        "cause and effect",
+        TIMERS,
+        "Stopping the current timer starts a new one.",
+        "Starting a new timer stops the current one.",
+    ),
+    (
+        "cause and effect with when",
+        TIMERS,
+        "When you archive a project, its client is archived too.",
+        "When you archive a client, its projects are archived too.",
+    ),
+    (
+        "irregular verb form",
+        ROUNDING,
+        "Rounding discards the original entry.",
+        "Rounding keeps the original entry.",
+    ),
+    (
+        "unless is if not",
+        VAT,
+        "If you provide a valid VAT number, Tidemark charges VAT at your local rate.",
+        "As long as you do not provide a valid VAT number, Tidemark charges VAT at your local rate.",
     ),
     (
         "word order",

@@ -8,6 +8,7 @@ and a short window keeps the lexical judge from collecting its words all over a 
 
 from __future__ import annotations
 
+import functools
 import re
 
 # A sentence ends at . ! or ? followed by space and an upper-case letter, digit or quote.
@@ -21,13 +22,18 @@ _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no)\.$", re.IGNOR
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, stripped; fragments of three characters or fewer are dropped.
     A piece ending in an abbreviation ("e.g.", "i.e.", "etc.") joins the next one."""
+    return list(_sentences(text))
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the same documents come back in many answers
+def _sentences(text: str) -> tuple[str, ...]:
     sentences: list[str] = []
     for part in _SENTENCE_END.split(text.strip()):
         if sentences and _ABBREVIATION.search(sentences[-1]):
             sentences[-1] = f"{sentences[-1]} {part.strip()}"
         else:
             sentences.append(part.strip())
-    return [sentence for sentence in sentences if len(sentence) > 3]
+    return tuple(sentence for sentence in sentences if len(sentence) > 3)
 
 
 # Where a sentence joins two statements: a semicolon, a dash, or a comma before a word that
@@ -64,8 +70,17 @@ def windows(contexts: list[str] | tuple[str, ...], size: int = 2) -> list[str]:
     contexts), shortest first, in reading order, without repeats."""
     found: dict[str, None] = {}
     for context in contexts:
-        sentences = split_sentences(context)
-        for n in range(1, size + 1):
-            for start in range(len(sentences) - n + 1):
-                found.setdefault(" ".join(sentences[start : start + n]))
+        found.update(dict.fromkeys(_windows_of(context, size)))
     return list(found)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _windows_of(context: str, size: int) -> tuple[str, ...]:
+    """The windows of one context, shortest first, in reading order (repeats kept: `windows`
+    drops them)."""
+    sentences = _sentences(context)
+    return tuple(
+        " ".join(sentences[start : start + n])
+        for n in range(1, size + 1)
+        for start in range(len(sentences) - n + 1)
+    )

@@ -14,7 +14,8 @@ shares most of its terms), and compares their structure:
   names        each name the claim uses (a capitalised word after its first, an acronym, a
                word with digits) is in the window
   polarity     each term the claim states or denies has the same polarity in the aligned
-               window clause, counting negations and antonyms ("not enabled" = "disabled")
+               window clause, counting negations and antonyms ("not enabled" = "disabled";
+               "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear")
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
   modality     "must", "can", "should" agree where both clauses say one
   roles        two parties (names, or role nouns such as "owner") on either side of a word
@@ -22,6 +23,12 @@ shares most of its terms), and compares their structure:
                invite owners"), unless one clause is passive ("admins are invited by owners");
                a comparison may turn around only with its converse ("A is larger than B" =
                "B is smaller than A")
+  numbers      a comparison or superlative the window does not state agrees with the numbers
+               it gives each party ("Team allows more than Enterprise" where Team has 100
+               and Enterprise 300 is not the window's)
+  conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught
+  cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
+               places
 
 A claim copied from the window (after the judges' reading) always passes. The word lists are
 in lexicon.toml. Whatever a judge's score, a claim the guard rejects is unsupported.
@@ -33,8 +40,8 @@ import functools
 import re
 
 from .claims import clauses, split_sentences
-from .lexicon import lexicon
-from .words import Quantity, Token, content_terms, plain, quantities_of, read, stem, term_set
+from .lexicon import lexicon, opposites
+from .words import Quantity, Token, content_terms, plain, quantities, quantities_of, read, stem, term_set
 
 DATE_WORDS = frozenset(
     """january february march april june july august september october november december
@@ -125,27 +132,65 @@ def _polarity(key: str, other: dict[str, set[int]]) -> set[int] | None:
     None when it mentions neither."""
     if key in other:
         return other[key]
-    turned = {-sign for opposite in lexicon().opposite.get(key, ()) for sign in other.get(opposite, ())}
+    turned = {-sign for opposite in opposites(key) for sign in other.get(opposite, ())}
     return turned or None
+
+
+def _condition(tokens: tuple[Token, ...]) -> str:
+    """The clause's first "if" or "unless" (lexicon.toml [conditions], phrases such as "as long
+    as" included), or "". "even if" is neither."""
+    table = lexicon().condition
+    keys = [t.key for t in tokens]
+    for i in range(len(keys)):
+        for size in (3, 2, 1):
+            found = table.get("_".join(keys[i : i + size]))
+            if found:
+                return found if found in ("if", "unless") else ""
+    return ""
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _said(piece: str) -> tuple[dict[str, set[int]], str]:
+    """The polarities a window clause gives its terms, and its condition (remembered: a window
+    is compared with every claim of its answer). Read only, never changed."""
+    said: dict[str, set[int]] = {}
+    for key, sign in _terms(read(piece)):
+        said.setdefault(key, set()).add(sign)
+    return said, _condition(read(piece))
 
 
 def _polarity_problem(clause: str, window: str) -> str | None:
     """Each term of the claim's clause against the window clause about it: of the window's
     clauses that mention the term (or an opposite of it), the one sharing most terms with
-    the claim's clause. Its polarity there must be the claim's."""
-    theirs = []
-    for piece in _window_clauses(window):
-        said: dict[str, set[int]] = {}
-        for key, sign in _terms(read(piece)):
-            said.setdefault(key, set()).add(sign)
-        theirs.append((_overlap(clause, piece), said))
-    for key, sign in _terms(read(clause)):
-        about = [(shared, said) for shared, said in theirs if _polarity(key, said) is not None]
+    the claim's clause. Its polarity there must be the claim's.
+
+    Two exceptions. A term the claim's clause says together with its opposite ("stays locked
+    until an admin unlocks it") has no one polarity there. And where one clause says "if" and
+    the other "unless", "unless X" is "if not X": the negation has moved into the condition, so
+    the clauses agree when some shared term's polarity differs, and the claim turns the
+    condition around when none does ("if you give a VAT number" for "unless you give" it)."""
+    theirs = [(_overlap(clause, piece), *_said(piece), piece) for piece in _window_clauses(window)]
+    mine = _terms(read(clause))
+    keys = {key for key, _ in mine}
+    condition = _condition(read(clause))
+    moved: dict[str, list[bool]] = {}  # window clause -> whether each shared term kept its polarity
+    for key, sign in mine:
+        if not keys.isdisjoint(opposites(key)):
+            continue
+        about = [entry for entry in theirs if _polarity(key, entry[1]) is not None]
         if not about:
             continue
-        polarity = _polarity(key, max(about, key=lambda entry: entry[0])[1])
+        _, said, other, piece = max(about, key=lambda entry: entry[0])
+        polarity = _polarity(key, said)
+        if condition and other and condition != other:
+            moved.setdefault(piece, []).append(polarity is not None and sign in polarity)
+            continue
         if polarity is not None and sign not in polarity:
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
+    for piece, kept in moved.items():
+        if len(kept) >= 2 and all(kept):
+            other = "unless" if condition == "if" else "if"
+            return f"says '{condition}' where the context says '{other}' ('{piece.strip()}')"
     return None
 
 
@@ -176,6 +221,166 @@ def _comparison_problem(
     return None
 
 
+# A calendar month in seconds, only to order "1 year" against "90 days" (never to equate them).
+_MONTH = 30.436875 * 86400
+
+
+def _magnitude(quantity: Quantity) -> tuple[str, float]:
+    """A quantity's kind and size for ordering: time and calendar spans are one kind, and so
+    are all counts and bare numbers ("100 requests per minute, 300 per minute")."""
+    if quantity.dimension == "calendar":
+        return "time", quantity.value * _MONTH
+    return (quantity.dimension if quantity.measured else ""), quantity.value
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _quantities_of_tokens(tokens: tuple[Token, ...]) -> tuple[Quantity, ...]:
+    return tuple(quantities(tokens))
+
+
+def _values(
+    tokens: tuple[Token, ...], parties: frozenset[str] | set[str]
+) -> dict[str, set[tuple[str, float]]]:
+    """The quantities the window gives each party: those in the same stretch of text between
+    punctuation marks ("Team is $12 per seat, Business is $20" gives Team $12)."""
+    found_quantities = _quantities_of_tokens(tokens)
+    found: dict[str, set[tuple[str, float]]] = {}
+    start = 0
+    for end in [*(i for i, t in enumerate(tokens) if not t.joined and i > 0), len(tokens)]:
+        inside = [_magnitude(q) for q in found_quantities if start <= q.start < end]
+        for t in tokens[start:end]:
+            if inside and (t.stem in parties or t.key in parties):
+                found.setdefault(t.stem, set()).update(inside)
+        start = end
+    return found
+
+
+def _order_problem(
+    claim: tuple[Token, ...],
+    window: str,
+    parties: frozenset[str] | set[str],
+    known: frozenset[str] = frozenset(),
+) -> str | None:
+    """A comparison the window does not state but whose numbers it gives: "Team keys allow
+    more requests than Enterprise keys" where a sentence of it gives Team 100 and Enterprise
+    300. Some party before the comparison must be larger (or smaller) than every party after
+    "than"; with a superlative ("Solo has the lowest limit"), than every other party the
+    sentence gives a number of that kind (the names of the context, `known`, are parties)."""
+    lex = lexicon()
+    if any(t.key in lex.comparative or t.key in lex.superlative for t in read(window)):
+        return None  # the window makes comparisons of its own: _comparison_problem compares them
+    for i, token in enumerate(claim):
+        direction = lex.comparative.get(token.key) or lex.superlative.get(token.key)
+        if not direction:
+            continue
+        for sentence in split_sentences(window):
+            problem = _order_in(claim, i, direction, read(sentence), parties, known)
+            if problem:
+                return problem
+    return None
+
+
+def _order_in(
+    claim: tuple[Token, ...],
+    i: int,
+    direction: str,
+    sentence: tuple[Token, ...],
+    parties: frozenset[str] | set[str],
+    known: frozenset[str],
+) -> str | None:
+    """`_order_problem` for the comparison at claim[i] against one sentence of the window."""
+    lex = lexicon()
+    token = claim[i]
+    comparative = token.key in lex.comparative
+    values = _values(sentence, parties if comparative else set(parties) | known)
+    before = {t.stem for t in claim[:i] if t.stem in values}
+    if comparative:
+        than = next((j for j in range(i + 1, len(claim)) if claim[j].word == "than"), None)
+        after = {t.stem for t in claim[than + 1 :] if t.stem in values} if than is not None else set()
+    else:
+        after = set(values) - before
+    after -= before
+    if not before or not after:
+        return None
+    larger = direction in ("more", "most")
+    for kind in sorted({kind for party in before for kind, _ in values[party]}):
+        if not all(any(k == kind for k, _ in values[party]) for party in after):
+            continue  # a party after it has no number of this kind: the numbers cannot settle it
+        mine = [v for party in before for k, v in values[party] if k == kind]
+        others = [v for party in after for k, v in values[party] if k == kind]
+        fits = any(
+            all(
+                (v > o if comparative else v >= o) if larger else (v < o if comparative else v <= o)
+                for o in others
+            )
+            for v in mine
+        )
+        if not fits:
+            return f"says '{token.word}', which the context's numbers do not bear out"
+    return None
+
+
+_CAUSE_WORDS = frozenset("when whenever if once after".split())
+_NOT_GERUNDS = frozenset(
+    "during nothing something anything everything according including regarding pending following "
+    "morning evening string thing things spring bring ring king".split()
+)
+
+
+def _cause_and_effect(tokens: tuple[Token, ...]) -> tuple[set[str], set[str]] | None:
+    """The terms of a clause's cause and of its effect, when it says which is which: a cause
+    opened by "when", "if", "once" or "after" (up to the next punctuation mark, or to the end),
+    or a gerund that opens the clause ("Removing a member frees their seat": the cause runs up to
+    the first lower-case word in -s after a content word). None when it says neither."""
+    words = [(i, t) for i, t in enumerate(tokens) if not t.stop or t.word in _CAUSE_WORDS]
+    if not words:
+        return None
+    opener = next((i for i, t in enumerate(tokens) if t.word in _CAUSE_WORDS), None)
+    if opener is not None:
+        end = next((j for j in range(opener + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+        inside = range(opener + 1, end)
+    else:
+        first, token = words[0]
+        if not (token.word.endswith("ing") and len(token.word) > 5 and token.word not in _NOT_GERUNDS):
+            return None
+        verb = next(
+            (
+                j
+                for j in range(first + 2, len(tokens))
+                if tokens[j].word.endswith("s")
+                and not tokens[j].stop
+                and not tokens[j - 1].stop
+                and tokens[j].word == tokens[j].word.lower()
+            ),
+            None,
+        )
+        if verb is None:
+            return None
+        inside = range(first, verb)
+
+    def counts(t: Token) -> bool:  # a word, not a function word, a negation or a number ("a new one")
+        return not (t.stop or t.negation or t.number is not None)
+
+    cause = {tokens[j].key for j in inside if counts(tokens[j])}
+    effect = {t.key for j, t in enumerate(tokens) if j not in inside and counts(t)}
+    return (cause, effect) if cause and effect else None
+
+
+def _cause_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """Cause and effect traded ("Stopping the current timer starts a new one" for "starting a
+    new one stops the current timer"): a term of the claim's cause is only in the window's
+    effect, and a term of its effect only in the window's cause."""
+    mine, theirs = _cause_and_effect(claim), _cause_and_effect(window)
+    if mine is None or theirs is None:
+        return None
+    (cause, effect), (their_cause, their_effect) = mine, theirs
+    moved = (cause & their_effect) - their_cause
+    back = (effect & their_cause) - their_effect
+    if moved and back:
+        return f"turns cause and effect around: '{sorted(moved)[0]}' and '{sorted(back)[0]}'"
+    return None
+
+
 def _swap_problem(claim: str, window: str) -> str | None:
     """Terms traded between two clauses: the claim puts term x in its first clause and y in
     its second, where the window's matching clauses have y in the first and x in the second
@@ -200,17 +405,24 @@ def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
     return [table[t.key] for t in tokens if t.key in table]
 
 
+_IF_UNLESS = frozenset({"if", "unless"})  # "unless X" is "if not X": compared by _polarity_problem
+
+
 def _class_problem(
     claim: tuple[Token, ...],
     window: tuple[Token, ...],
     whole: tuple[Token, ...],
     table: dict[str, str],
     what: str,
+    alike: frozenset[str] = frozenset(),
 ) -> str | None:
     """The claim's first quantifier (or modal) against the aligned clause's, or its
-    sentence's when that clause has none ("Optionally, Tidemark writes ..." puts it apart)."""
+    sentence's when that clause has none ("Optionally, Tidemark writes ..." puts it apart).
+    Classes that are both in `alike` are compared elsewhere."""
     mine, theirs = _classes(claim, table), _classes(window, table) or _classes(whole, table)
     if mine and theirs and mine[0] not in theirs and theirs[0] not in mine:
+        if {mine[0], theirs[0]} <= alike:
+            return None
         return f"{what} '{mine[0]}' where the context says '{theirs[0]}'"
     return None
 
@@ -343,8 +555,13 @@ def _vocabulary(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def copied(claim: str, window: str) -> bool:
     """Whether the claim is the window's own words (after the plain-text steps of reading)."""
-    wanted = plain(claim).casefold().strip(" .!?")
-    return bool(wanted) and wanted in plain(window).casefold()
+    wanted = _folded(claim).strip(" .!?")
+    return bool(wanted) and wanted in _folded(window)
+
+
+@functools.lru_cache(maxsize=1 << 15)  # a context is looked in for every claim of its answer
+def _folded(text: str) -> str:
+    return plain(text).casefold()
 
 
 def guard(claim: str, window: str, context: str = "") -> str | None:
@@ -386,7 +603,9 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
-            or _class_problem(mine, theirs, sentence, lex.condition, "says")
+            or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
+            or _order_problem(mine, window, parties, known)
+            or _cause_problem(mine, theirs)
             or _role_problem(mine, theirs, claim_names)
             or _comparison_problem(mine, theirs, whole)
         )

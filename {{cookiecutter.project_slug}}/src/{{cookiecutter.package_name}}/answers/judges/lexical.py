@@ -11,25 +11,52 @@ a reported "best support" below the threshold is the best of those.
 
 from __future__ import annotations
 
+import functools
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from . import Item, Verdict, decide
 from .claims import clauses, windows
-from .guard import ABSENT, guard
-from .lexicon import lexicon
+from .guard import ABSENT, copied, guard
+from .lexicon import opposites
 from .words import content_terms, term_set
 
 
+class _Needs:
+    """What a text needs of a window to be covered, worked out once per text: its number of
+    terms, each distinct term with its count, and each term's opposites."""
+
+    __slots__ = ("any_opposite", "count", "counts", "keys", "opposite")
+
+    def __init__(self, text: str):
+        terms = content_terms(text)
+        self.count = len(terms)
+        self.counts = dict(Counter(terms))
+        self.keys = frozenset(self.counts)
+        self.opposite = {term: opposites(term) for term in self.counts}
+        self.any_opposite = frozenset().union(*self.opposite.values())
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _needs(text: str) -> _Needs:
+    return _Needs(text)
+
+
 def coverage(claim: str, window: str) -> float:
-    """Share of the claim's content terms present in the window, a term's antonym counting
-    as present (1.0 for a claim without any terms)."""
-    terms = content_terms(claim)
-    if not terms:
+    """Share of the claim's content terms present in the window, a term's opposite counting
+    as present (1.0 for a claim without any terms). A term said twice counts twice."""
+    needs = _needs(claim)
+    if not needs.count:
         return 1.0
-    have = term_set(window)
-    opposite = lexicon().opposite  # "disabled" covers the slot of "enabled"; the guard compares them
-    return sum(term in have or not have.isdisjoint(opposite.get(term, ())) for term in terms) / len(terms)
+    have = term_set(window)  # "disabled" covers the slot of "enabled"; the guard compares them
+    present = needs.keys & have
+    found = sum(needs.counts[term] for term in present)
+    if not have.isdisjoint(needs.any_opposite):  # rarely: most windows hold no opposite of the claim's
+        found += sum(
+            needs.counts[term] for term in needs.keys - present if not have.isdisjoint(needs.opposite[term])
+        )
+    return found / needs.count
 
 
 def contradicted(verdict: Verdict) -> bool:
@@ -62,11 +89,13 @@ class Windows:
 
     def _with(self, term: str) -> set[int]:
         found = set(self.postings.get(term, ()))
-        for opposite in lexicon().opposite.get(term, ()):
+        for opposite in opposites(term):
             found |= self.postings.get(opposite, set())
         return found
 
     def candidates(self, text: str) -> list[str]:
+        """The windows worth scoring for `text`: all of them for a short context, else those
+        holding most of its rarest terms."""
         if len(self.split) <= self.SMALL:
             return self.split
         terms = content_terms(text)
@@ -105,7 +134,12 @@ class LexicalJudge:
         self.identity = {"name": "lexical", "model": None, "revision": None, "threshold": threshold}
 
     def judge(self, claim: str, found: Windows, context: str) -> Verdict:
-        scored = found.scored(claim) or [(0.0, found.split[0])]
+        chosen = found.candidates(claim) or found.split[:1]
+        if not context or copied(claim, context):  # decide()'s shortcut, before any window is scored
+            for window in sorted(chosen, key=len):
+                if copied(claim, window):
+                    return Verdict(True, 1.0, window, "")
+        scored = [(coverage(claim, window), window) for window in chosen]
         verdict = decide(claim, scored, self.threshold, context=context)
         parts = clauses(claim)
         if len(parts) == 1 or (verdict.supported and verdict.score == 1.0) or contradicted(verdict):
@@ -122,16 +156,31 @@ class LexicalJudge:
             scores.append(score)
         return Verdict(True, min(scores), verdict.window, "")
 
+    KEPT = 256  # answers' windows kept: the same documents come back in many answers
+
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
+        """One verdict per item. An item asked again (the same claim and contexts) gets the
+        verdict it got the first time: each depends on nothing else."""
         results: list[Verdict] = []
-        last, found = None, Windows((), self.threshold)
-        for claim, contexts in items:
-            if contexts != last:  # an answer's claims come together and share its contexts
-                last, found = contexts, Windows(contexts, self.threshold)
+        kept: OrderedDict[tuple[str, ...], Windows] = OrderedDict()
+        done: dict[Item, Verdict] = {}
+        for item in items:
+            if item in done:
+                results.append(done[item])
+                continue
+            claim, contexts = item
+            found = kept.get(contexts)
+            if found is None:
+                found = kept[contexts] = Windows(contexts, self.threshold)
+                if len(kept) > self.KEPT:
+                    kept.popitem(last=False)
+            else:
+                kept.move_to_end(contexts)
             if found.split:
                 results.append(self.judge(claim, found, "\n".join(contexts)))
             else:
                 results.append(decide(claim, [], self.threshold))
+            done[item] = results[-1]
         return results
 
 

@@ -33,6 +33,10 @@ class Lexicon:
     bound: dict[str, str]  # key -> "at_most" | "at_least" | "exactly"
     unit: dict[str, tuple[str, float | None]]  # key -> (dimension, factor to its base unit)
     roles: frozenset[str]  # the role nouns as written, singular and plural
+    comparative: dict[str, str]  # key -> "more" | "less"
+    superlative: dict[str, str]  # key -> "most" | "least"
+    prefixes: tuple[str, ...]  # prefixes that make a word's opposite ("un", "dis", "non")
+    not_prefixed: frozenset[str]  # keys that only look prefixed ("display", "unique")
 
 
 @functools.cache
@@ -77,4 +81,25 @@ def lexicon() -> Lexicon:
         bound=classes(data["bounds"]),
         unit=units,
         roles=frozenset(form for word in data["roles"] for form in (word, word + "s", word + "es")),
+        comparative=classes(data["comparatives"]),
+        superlative=classes(data["superlatives"]),
+        prefixes=tuple(data["negating_prefixes"]),
+        not_prefixed=frozenset(_key(word) for word in data["not_negating"]),
     )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def opposites(key: str) -> frozenset[str]:
+    """The keys that say the opposite of `key`: its antonyms in the word lists, and the same
+    word with a negating prefix added or taken away ("unencrypt" and "encrypt", "disappear"
+    and "appear"); the rest of a prefixed word must be four letters or more."""
+    lex = lexicon()
+    found = set(lex.opposite.get(key, ()))
+    for prefix in lex.prefixes:
+        rest = key[len(prefix) :]
+        if key.startswith(prefix) and len(rest) >= 4 and key not in lex.not_prefixed:
+            found.add(lex.canonical.get(rest, rest))
+        if len(key) >= 4 and prefix + key not in lex.not_prefixed:
+            found.add(lex.canonical.get(prefix + key, prefix + key))
+    found.discard(key)
+    return frozenset(found)
