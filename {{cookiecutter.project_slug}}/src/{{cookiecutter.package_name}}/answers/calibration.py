@@ -11,9 +11,11 @@ reports, treating "unsupported" as the positive class (the judge's job is to cat
 per kind of claim, for each split of the labels on its own: "tune" (labels the judge's rules
 and threshold may be tuned on) and "holdout" (labels written before any tuning and never tuned
 on, so they can show the judge's failures). The threshold that maximises kappa is searched on
-the tuning labels only. `calibrate --labels PATH` scores any file in this format (a team's own
-labels; one class only is allowed, kappa is then n/a), `calibrate --json` prints the figures
-as JSON. The verdict cache is not used: calibration always runs the judge.
+the tuning labels only. Disagreements are listed for the tuning labels and only counted for
+the held-out ones: a held-out failure someone has read is no longer held out.
+`calibrate --labels PATH` scores any file in this format (a team's own labels; one class only
+is allowed, kappa is then n/a), `calibrate --json` prints the figures as JSON. The verdict
+cache is not used: calibration always runs the judge.
 """
 
 from __future__ import annotations
@@ -149,6 +151,8 @@ def calibrate(settings: JudgeSettings, config_path: Path, labels_path: Path | No
                 if s != label.supported
             ],
         }
+        if split == "holdout":  # counted, never listed: a held-out failure read is a tuning label
+            splits[split]["disagreements"] = len(splits[split]["disagreements"])
     tune = [(label, v) for label, v in zip(labels, verdicts, strict=True) if label.split == "tune"]
     best: float | None = None
     if tune:
@@ -209,7 +213,12 @@ def format_calibration(result: dict[str, Any]) -> str:
                 f"  {kind:<16} {entry['n']:>3} {entry['accuracy']:8.3f}  "
                 f"{entry['passed']:>6}/{entry['faithful']:<8}  {entry['caught']:>10}/{entry['unsupported']}"
             )
-        if figures["disagreements"]:
+        if isinstance(figures["disagreements"], int):
+            lines.append(
+                f"  disagreements at the configured threshold: {figures['disagreements']} "
+                "(held-out ones are counted, not listed: reading them would make them tuning labels)"
+            )
+        elif figures["disagreements"]:
             lines.append(f"  disagreements at the configured threshold ({len(figures['disagreements'])}):")
             for d in figures["disagreements"]:
                 said = "supported" if d["label"] else "unsupported"

@@ -136,6 +136,28 @@ def test_calibrate_prints_the_figures(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "configured" in out and "best (max kappa)" in out and "faithful passed" in out
 
 
+def test_held_out_disagreements_are_counted_never_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A held-out claim the judge gets wrong is shown as a number only, on the console and in
+    JSON: its id, text and the judge's reason stay unread, so it stays held out."""
+    wrong = {"claim": "Refunds take 20 days.", "context": "Refunds take 10 days.", "supported": True}
+    rows = [
+        {"id": "tuned-1", **wrong, "kind": "numbers", "split": "tune"},
+        {"id": "kept-1", **wrong, "kind": "numbers", "split": "holdout"},
+    ]
+    labels = tmp_path / "mine.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "tuned-1" in out and "kept-1" not in out and "disagreements at the configured threshold: 1" in out
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    splits = json.loads(capsys.readouterr().out)["splits"]
+    assert splits["holdout"]["disagreements"] == 1 and splits["tune"]["disagreements"][0]["id"] == "tuned-1"
+
+
 def test_calibrate_with_broken_labels_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = (PROJECT_ROOT / "eval.toml").read_text(encoding="utf-8")
     labels = tmp_path / "labels.jsonl"
