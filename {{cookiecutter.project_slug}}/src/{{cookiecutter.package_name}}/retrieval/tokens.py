@@ -9,6 +9,7 @@ help-centre articles apart. Raising `min_length` to 4 drops them: the regression
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
@@ -60,6 +61,28 @@ class TokenizerSettings:
         return pattern
 
 
+# The default pattern's matches in ASCII text, found without the regular expression engine:
+# in ASCII, \w is exactly [A-Za-z0-9_], so turning every other character into a space and
+# splitting on spaces gives the same words, several times faster.
+_ASCII_NOT_WORD_TO_SPACE = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else ord(" ") for c in range(256)
+)
+
+
+def words_finder(pattern: str) -> Callable[[str], list[str]]:
+    """`re.compile(pattern).findall`, with a faster path for the default pattern on ASCII text."""
+    findall = re.compile(pattern).findall
+    if pattern != r"\w+":
+        return findall
+
+    def words(text: str) -> list[str]:
+        if text.isascii():
+            return text.encode("ascii").translate(_ASCII_NOT_WORD_TO_SPACE).decode("ascii").split()
+        return findall(text)
+
+    return words
+
+
 # Words whose term `make_tokenizer` remembers, per tokenizer: a corpus rarely has more distinct
 # words; past it, words are still tokenized, just not remembered.
 REMEMBERED_WORDS = 1_000_000
@@ -75,7 +98,8 @@ class _Terms(dict[str, str]):
         super().__init__()
         self.min_length = settings.min_length
         self.stopwords = STOPWORD_LISTS[settings.stopwords]
-        self.stem: StemWords | None = None if settings.stemmer == "none" else snowball_stemmer(settings.stemmer)
+        stemmer = settings.stemmer
+        self.stem: StemWords | None = None if stemmer == "none" else snowball_stemmer(stemmer)
         self.stemmed_to_nothing = False
 
     def kept(self, word: str) -> bool:
@@ -99,13 +123,13 @@ def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
 
     Each distinct word is filtered and stemmed once (`_Terms`), so a large corpus costs a
     dictionary look-up per word; the tokens are those of the definition above."""
-    pattern = re.compile(settings.pattern)
+    find_words = words_finder(settings.pattern)
     lowercase = settings.lowercase
     terms = _Terms(settings)
     term_of = terms.__getitem__
 
     def tokenize(text: str) -> list[str]:
-        words = pattern.findall(text.lower() if lowercase else text)
+        words = find_words(text.lower() if lowercase else text)
         if not terms.stemmed_to_nothing:
             tokens = list(filter(None, map(term_of, words)))  # "" marks a dropped word
             if not terms.stemmed_to_nothing:

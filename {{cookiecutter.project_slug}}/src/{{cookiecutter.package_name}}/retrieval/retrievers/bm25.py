@@ -133,7 +133,8 @@ class BM25Retriever:
         changed = [
             f.name
             for f in dataclasses.fields(Options)
-            if f.name not in self.query_time_options and getattr(parsed, f.name) != getattr(self.options, f.name)
+            if f.name not in self.query_time_options
+            and getattr(parsed, f.name) != getattr(self.options, f.name)
         ]
         if changed:
             raise ValueError(f"{', '.join(changed)} change(s) the index: build a new retriever")
@@ -143,13 +144,21 @@ class BM25Retriever:
 
     def scores(self, question: str) -> np.ndarray:
         """Every indexed unit's score for `question` (0 where it shares no term)."""
-        vocabulary, start = self.postings.vocabulary, self.postings.start
-        terms = [vocabulary[t] for t in self.tokenize(question) if t in vocabulary]
-        runs = [slice(start[t], start[t + 1]) for t in terms]
+        known = self.postings.vocabulary.get
+        terms = [term for term in map(known, self.tokenize(question)) if term is not None]
+        units = len(self.postings.lengths)
+        if not terms:
+            return np.zeros(units)
+        ids = np.array(terms)
+        runs = zip(self.postings.start[ids].tolist(), self.postings.start[ids + 1].tolist(), strict=True)
+        documents, weights = self.postings.documents, self.weights
+        pieces = [(documents[first:end], weights[first:end]) for first, end in runs]
         # bincount adds each unit's weights in the order they come: the question's order.
-        documents = np.concatenate([self.postings.documents[run] for run in runs] or [[]])
-        weights = np.concatenate([self.weights[run] for run in runs] or [[]])
-        return np.bincount(documents.astype(np.intp), weights, minlength=len(self.postings.lengths))
+        return np.bincount(
+            np.concatenate([piece[0] for piece in pieces]),
+            np.concatenate([piece[1] for piece in pieces]),
+            minlength=units,
+        )
 
     def search(self, question: str, depth: int) -> list[Hit]:
         scores = self.scores(question)
