@@ -51,7 +51,7 @@ class Postings:
 
     vocabulary: dict[str, int]
     start: np.ndarray  # int64, one more than there are terms
-    documents: np.ndarray  # int32 (int64 for corpora beyond 2**31 postings' positions)
+    documents: np.ndarray  # int32 (int64 past 2**31 units, terms or tokens)
     frequencies: np.ndarray  # float64
     lengths: np.ndarray  # float64
 
