@@ -18,7 +18,8 @@ Index time starts from the token lists and ends with a searchable index; queries
 searches at depth 100 from the token lists to ranked (document, score) lists: the project's
 `search_many`, as the evaluator calls it, and bm25s's `retrieve`. Each figure is the fastest
 of a few runs (SciFact: 5 indexings, 10 searches; 100k: 1 and 3), the one least disturbed by
-other work on the machine. Needs bm25s and scipy
+other work on the machine. Peak MiB is the resident memory's high-water mark above what was
+in use before (the retriever measured second may reuse memory the first one freed). Needs bm25s and scipy
 (pip install bm25s scipy) next to the baked project.
 
     python bench/bm25_bench.py --package help_centre_rag_eval --scifact <folder of SciFact>

@@ -21,6 +21,7 @@ index (`with_options`: the sweep's `query_time_options`) without tokenizing agai
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,8 +168,16 @@ class BM25Retriever:
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
 
     def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
-        """`search` for each question, in order."""
-        return [self.search(question, depth) for question in questions]
+        """`search` for each question, in order, with Python's cyclic garbage collector paused
+        meanwhile: the hits are many small objects that form no cycles, and collecting while
+        they pile up (the evaluator keeps every question's) cost a third of the search time."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return [self.search(question, depth) for question in questions]
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> BM25Retriever:

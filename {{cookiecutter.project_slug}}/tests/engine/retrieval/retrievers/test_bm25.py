@@ -139,3 +139,19 @@ def test_an_empty_question_and_unknown_words_find_nothing() -> None:
     assert retriever.search("", 5) == []
     assert retriever.search("zebra unicorn", 5) == []
     assert np.array_equal(retriever.scores("zebra"), np.zeros(2))
+
+
+def test_search_many_leaves_the_garbage_collector_as_it_was() -> None:
+    """search_many pauses Python's garbage collector while it makes the hits, and only then."""
+    import gc
+
+    retriever = bm25.build([Document("a", "sso login")], TOKENIZE, {})
+    assert gc.isenabled()
+    assert retriever.search_many(["sso"], 1) == [[Hit("a", retriever.search("sso", 1)[0].score)]]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        retriever.search_many(["sso"], 1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
