@@ -112,7 +112,7 @@ tokenizer_settings = st.builds(
 texts = st.lists(
     st.one_of(
         st.sampled_from(["The", "SSO", "Invoices", "re-set", "naïve", "Straße", "東京", "٣", "_x_"]),
-        st.sampled_from(["\t", "\x1f", "\n", "-", "", "\xa0", "\u2009", "\u3000", "\ud800"]),
+        st.sampled_from(["\t", "\x1f", "\n", "-", "", "\xa0", "\u2009", "\u3000"]),
         st.sampled_from(["\u03b1\u2013\u03b2", "x\u0301"]),  # alpha, en dash, beta; a combining accent
         st.text(max_size=8),
         st.text(alphabet=st.characters(max_codepoint=127), max_size=8),
