@@ -14,13 +14,15 @@ Collections:
            repeated to 3,000. The copies score alike, so relevance is not measured there
            (nDCG only on SciFact itself); the two retrievers' top-10 are compared instead.
 
-Index time starts from the token lists and ends with a searchable index; queries/s counts
-searches at depth 100 from the token lists to ranked (document, score) lists: the project's
-`search_many`, as the evaluator calls it, and bm25s's `retrieve`. Each figure is the fastest
-of a few runs (SciFact: 5 indexings, 10 searches; 100k: 1 and 3), the one least disturbed by
-other work on the machine. Peak MiB is the resident memory's high-water mark above what was
-in use before (the retriever measured second may reuse memory the first one freed). Needs bm25s and scipy
-(pip install bm25s scipy) next to the baked project.
+Index time starts from the token lists and ends with a searchable index. Queries/s counts
+searches at depth 100 from the token lists to each retriever's own ranked answer: the
+project's `search_many`, as the evaluator calls it (a list of Hit per question), and bm25s's
+`retrieve` (arrays of document positions and scores); turning either into document ids for
+nDCG is not timed. Each figure is the fastest of a few runs (SciFact: 5 indexings and 10
+searches; 100k: 1 and 3), the one least disturbed by other work on the machine. Peak MiB is
+the resident memory's high-water mark above what was in use before (the retriever measured
+second may reuse memory the first one freed). Needs bm25s and scipy (pip install bm25s
+scipy) next to the baked project:
 
     python bench/bm25_bench.py --package help_centre_rag_eval --scifact <folder of SciFact>
 """
@@ -103,40 +105,55 @@ def _compare(
     results: dict[str, dict[str, float]] = {}
     rankings: dict[str, Ranked] = {}
     contenders = [
-        ("ours", _ours(package, documents, known), _search_ours),
-        ("bm25s", _bm25s(token_lists), _search_bm25s(documents)),
+        ("ours", _ours(package, documents, known), _ours_search()),
+        ("bm25s", _bm25s(token_lists), _bm25s_search(documents)),
     ]
-    for who, build, search in contenders:
+    for who, build, (search, ranked) in contenders:
         index_s, index_mib, retriever = _fastest(build, index_repeat)
-        search_s, search_mib, rankings[who] = _fastest(
+        search_s, search_mib, answers = _fastest(
             functools.partial(search, retriever, questions, question_tokens), search_repeat
         )
+        rankings[who] = ranked(answers)  # not timed: what each returns, as ids and scores
         mib = max(index_mib, search_mib)
         results[who] = {"index_s": index_s, "qps": len(questions) / search_s, "mib": mib}
-        retriever = None  # the next one is measured without it
+        retriever = answers = None  # the next one is measured without them
     return results, rankings, tokenize_s
 
 
 Ranked = list[tuple[list[str], list[float]]]  # per question: ids and scores, best first
 
 
-def _search_ours(retriever: Any, questions: list[str], question_tokens: list[list[str]]) -> Ranked:
-    hits = retriever.search_many(questions, DEPTH)  # as the evaluator asks
-    return [([hit.doc_id for hit in ranked], [hit.score for hit in ranked]) for ranked in hits]
+Search = Callable[[Any, list[str], list[list[str]]], Any]
 
 
-def _search_bm25s(documents: list[Any]) -> Callable[[Any, list[str], list[list[str]]], Ranked]:
+def _ours_search() -> tuple[Search, Callable[[Any], Ranked]]:
+    """search_many, as the evaluator asks: every question's Hit(doc_id, score) list."""
+
+    def search(retriever: Any, questions: list[str], question_tokens: list[list[str]]) -> Any:
+        return retriever.search_many(questions, DEPTH)
+
+    def ranked(hits: Any) -> Ranked:
+        return [([hit.doc_id for hit in found], [hit.score for hit in found]) for found in hits]
+
+    return search, ranked
+
+
+def _bm25s_search(documents: list[Any]) -> tuple[Search, Callable[[Any], Ranked]]:
+    """retrieve: arrays of document positions and scores, one row per question."""
     ids = np.array([d.id for d in documents], dtype=object)
 
-    def search(retriever: Any, questions: list[str], question_tokens: list[list[str]]) -> Ranked:
-        found, scores = retriever.retrieve(question_tokens, k=DEPTH, show_progress=False)
+    def search(retriever: Any, questions: list[str], question_tokens: list[list[str]]) -> Any:
+        return retriever.retrieve(question_tokens, k=DEPTH, show_progress=False)
+
+    def ranked(answers: Any) -> Ranked:
+        found, scores = answers
         positive = [score > 0 for score in scores]  # ours leaves out documents that score 0
         return [
             (ids[row[keep]].tolist(), score[keep].tolist())
             for row, score, keep in zip(found, scores, positive, strict=True)
         ]
 
-    return search
+    return search, ranked
 
 
 def _same_top10(rankings: dict[str, Ranked]) -> float:
