@@ -32,4 +32,4 @@ def test_embedding_project_passes_offline_and_ships_its_true_baseline(
         assert result.returncode == 0, output(result)
     assert "GATE PASSED" in result.stdout
     assert_ships_its_true_baseline(project)
-    assert list((project / "build" / "embeddings").glob("*.npy")), "document embeddings are cached"
+    assert list((project / "build" / "embeddings").glob("*/*.npz")), "document embeddings are cached"

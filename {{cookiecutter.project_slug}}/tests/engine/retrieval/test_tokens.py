@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from {{ cookiecutter.package_name }}.retrieval.tokens import (
     STEMMERS,
     STOPWORD_LISTS,
@@ -78,3 +81,50 @@ def test_the_choices_are_the_documented_ones() -> None:
     assert STEMMERS == ("none", "porter", "english")
     for stemmer in STEMMERS:
         assert make_tokenizer(TokenizerSettings(stemmer=stemmer))("SSO") == ["sso"]
+
+
+def defined_tokens(settings: TokenizerSettings, text: str) -> list[str]:
+    """The tokens as [tokenizer] defines them, step by step: lowercase, the pattern's
+    matches, drop the short ones and the stop words, then stem."""
+    import re
+
+    from {{ cookiecutter.package_name }}.text.words import snowball_stemmer
+
+    if settings.lowercase:
+        text = text.lower()
+    words = [
+        word
+        for word in re.findall(settings.pattern, text)
+        if len(word) >= settings.min_length and word not in STOPWORD_LISTS[settings.stopwords]
+    ]
+    return words if settings.stemmer == "none" else snowball_stemmer(settings.stemmer)(words)
+
+
+tokenizer_settings = st.builds(
+    TokenizerSettings,
+    lowercase=st.booleans(),
+    pattern=st.sampled_from([r"\w+", r"[a-z0-9-]+", r"\w*", r"\S+"]),
+    min_length=st.integers(1, 4),
+    stopwords=st.sampled_from(sorted(STOPWORD_LISTS)),
+    stemmer=st.sampled_from(STEMMERS),
+)
+# ASCII and beyond: accents, other scripts, digits of other scripts, punctuation, whitespace.
+texts = st.lists(
+    st.one_of(
+        st.sampled_from(["The", "SSO", "Invoices", "re-set", "naïve", "Straße", "東京", "٣", "_x_"]),
+        st.sampled_from(["\t", "\x1f", "\n", "-", "", "\xa0", "\u2009", "\u3000"]),
+        st.sampled_from(["\u03b1\u2013\u03b2", "x\u0301"]),  # alpha, en dash, beta; a combining accent
+        st.text(max_size=8),
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=8),
+    ),
+    max_size=12,
+).map(" ".join)
+
+
+@given(tokenizer_settings, st.lists(texts, min_size=1, max_size=4))
+def test_tokens_are_the_documented_steps(settings: TokenizerSettings, given_texts: list[str]) -> None:
+    """Whatever the settings and the text (a tokenizer remembers the words it has seen, so
+    each text is tokenized twice, in order), the tokens are the documented steps' tokens."""
+    tokenize = make_tokenizer(settings)
+    for text in [*given_texts, *given_texts]:
+        assert tokenize(text) == defined_tokens(settings, text)

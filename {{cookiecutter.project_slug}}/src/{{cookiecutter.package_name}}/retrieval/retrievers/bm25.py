@@ -3,23 +3,34 @@
 score(d, q) = sum over query tokens t of
     idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * len(d) / avg_len))
 with idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)) (Lucene's non-negative idf).
-A repeated query token counts each time, as in Lucene and Anserini. Documents are indexed
-as title + text. Defaults k1 = 0.9, b = 0.4 are Anserini's documented BM25 defaults. With
-`chunk_size`, each chunk is indexed instead (retrieval/chunks.py): N, df and the average
-length then count chunks.
+A repeated query token counts each time, as in Lucene and Anserini; a token no document
+holds adds nothing, and a question without known tokens finds nothing. Documents are
+indexed as title + text. Defaults k1 = 0.9, b = 0.4 are Anserini's documented BM25
+defaults. With `chunk_size`, each chunk is indexed instead (retrieval/chunks.py): N, df
+and the average length then count chunks.
+
+How it is stored: every term gets an integer id, and a sparse term x document matrix
+(compressed by term: one run of (document, weight) pairs per term) holds each document's
+whole term weight, the summand above, in double precision. A search adds the runs of the
+question's tokens, one after another in the question's order, so a score is the same sum,
+added in the same order, for every question however it is asked (`search` or
+`search_many`). The term frequencies and lengths are kept too, so other k1 and b reuse the
+index (`with_options`: the sweep's `query_time_options`) without tokenizing again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import math
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from ...api import Document, Hit, Tokenizer
-from ..chunks import chunk_corpus
+from ..chunks import Chunks, chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
 from . import parse_options
 
@@ -32,43 +43,141 @@ class Options:
     chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
 
 
+@dataclass(frozen=True)
+class Postings:
+    """What the weights are computed from, independent of k1 and b: `vocabulary` maps a
+    term to its id; term t's postings are entries `start[t]:start[t + 1]` of `documents`
+    (positions, ascending) and `frequencies` (tf, each > 0); `lengths[i]` counts the tokens
+    of indexed unit i, repeats included."""
+
+    vocabulary: dict[str, int]
+    start: np.ndarray  # int64, one more than there are terms
+    documents: np.ndarray  # int32 (int64 past 2**31 units, terms or tokens)
+    frequencies: np.ndarray  # float64
+    lengths: np.ndarray  # float64
+
+    @classmethod
+    def count(cls, token_lists: list[list[str]]) -> Postings:
+        """The postings of documents given as their tokens, in order."""
+        n = len(token_lists)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
+        tokens = [token for tokens in token_lists for token in tokens]
+        vocabulary = {term: i for i, term in enumerate(dict.fromkeys(tokens))}
+        term_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        del tokens
+        # One row per document, a 1 per token: summing the duplicates of a row counts its terms.
+        index_type = np.int32 if max(n, len(vocabulary)) < 2**31 and len(term_ids) < 2**31 else np.int64
+        counts = scipy.sparse.csr_array(
+            (
+                np.ones(len(term_ids), dtype=np.float64),
+                term_ids.astype(index_type),
+                np.concatenate(([0], np.cumsum(lengths))).astype(index_type),
+            ),
+            shape=(n, len(vocabulary)),
+        )
+        counts.sum_duplicates()
+        by_term = counts.tocsc()  # column t: the documents holding term t, positions ascending
+        by_term.sort_indices()
+        return cls(
+            vocabulary,
+            by_term.indptr.astype(np.int64),
+            by_term.indices,
+            by_term.data,
+            lengths.astype(np.float64),
+        )
+
+    def weights(self, k1: float, b: float) -> np.ndarray:
+        """Each posting's BM25 term weight (module docstring), in `documents` order."""
+        n = len(self.lengths)
+        df = np.diff(self.start)
+        # math.log, as Python computes it, once per distinct document frequency.
+        distinct, which = np.unique(df, return_inverse=True)
+        idf = np.array([math.log(1 + (n - int(d) + 0.5) / (int(d) + 0.5)) for d in distinct.tolist()])
+        average = self.lengths.mean() if n and self.lengths.mean() > 0 else 1.0
+        norm = k1 * (1 - b + b * self.lengths / average)
+        tf = self.frequencies
+        per_posting: np.ndarray = np.repeat(idf[which], df) * tf * (k1 + 1) / (tf + norm[self.documents])
+        return per_posting
+
+
 class BM25Retriever:
+    query_time_options = ("k1", "b")  # other values reuse the index: see with_options
+
     def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
+        chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
+        indexed = documents if chunks is None else chunks.units  # what is scored
+        postings = Postings.count([tokenize(f"{doc.title}\n{doc.text}") for doc in indexed])
+        self._setup(options, tokenize, [d.id for d in documents], chunks, postings)
+
+    def _setup(
+        self,
+        options: Options,
+        tokenize: Tokenizer,
+        doc_ids: list[str],
+        chunks: Chunks | None,
+        postings: Postings,
+        tiebreak: np.ndarray | None = None,
+    ) -> None:
         self.options = options
         self.tokenize = tokenize
-        self.doc_ids = [d.id for d in documents]
-        self.tiebreak = ascending_id_rank(self.doc_ids)
-        self.chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
-        indexed = documents if self.chunks is None else self.chunks.units  # what is scored
-        # Inverted index: term -> (document positions, term frequencies), as arrays.
-        postings: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        lengths = np.zeros(len(indexed))
-        for position, doc in enumerate(indexed):
-            counts = Counter(tokenize(f"{doc.title}\n{doc.text}"))
-            lengths[position] = sum(counts.values())
-            for term, frequency in counts.items():
-                postings[term][0].append(position)
-                postings[term][1].append(frequency)
-        n = len(indexed)
-        average = lengths.mean() if n and lengths.mean() > 0 else 1.0
-        norm = options.k1 * (1 - options.b + options.b * lengths / average)
-        # A sparse term x document matrix, one column of postings per term, holding each
-        # document's whole BM25 term weight: a search is then one vector add per query term.
-        self.index: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, (docs, tfs) in postings.items():
-            positions, tf = np.array(docs), np.array(tfs, dtype=float)
-            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
-            self.index[term] = (positions, idf * tf * (options.k1 + 1) / (tf + norm[positions]))
+        self.doc_ids = doc_ids
+        self.tiebreak = ascending_id_rank(doc_ids) if tiebreak is None else tiebreak
+        self.chunks = chunks
+        self.postings = postings
+        self.weights = postings.weights(options.k1, options.b)
+
+    def with_options(self, options: dict[str, Any]) -> BM25Retriever:
+        """This retriever with other k1 and b, sharing its index and tokenizer (the sweep
+        asks for it); the same rankings as a new build with those options. Other options
+        (chunking) change what is indexed: ValueError."""
+        parsed = parse_options(Options, options)
+        changed = [
+            f.name
+            for f in dataclasses.fields(Options)
+            if f.name not in self.query_time_options
+            and getattr(parsed, f.name) != getattr(self.options, f.name)
+        ]
+        if changed:
+            raise ValueError(f"{', '.join(changed)} change(s) the index: build a new retriever")
+        derived = BM25Retriever.__new__(BM25Retriever)
+        derived._setup(parsed, self.tokenize, self.doc_ids, self.chunks, self.postings, self.tiebreak)
+        return derived
+
+    def scores(self, question: str) -> np.ndarray:
+        """Every indexed unit's score for `question` (0 where it shares no term)."""
+        known = self.postings.vocabulary.get
+        terms = [term for term in map(known, self.tokenize(question)) if term is not None]
+        units = len(self.postings.lengths)
+        if not terms:
+            return np.zeros(units)
+        ids = np.array(terms)
+        runs = zip(self.postings.start[ids].tolist(), self.postings.start[ids + 1].tolist(), strict=True)
+        documents, weights = self.postings.documents, self.weights
+        pieces = [(documents[first:end], weights[first:end]) for first, end in runs]
+        # bincount adds each unit's weights in the order they come: the question's order.
+        return np.bincount(
+            np.concatenate([piece[0] for piece in pieces]),
+            np.concatenate([piece[1] for piece in pieces]),
+            minlength=units,
+        )
 
     def search(self, question: str, depth: int) -> list[Hit]:
-        scores = np.zeros(len(self.doc_ids) if self.chunks is None else len(self.chunks.units))
-        for term in self.tokenize(question):
-            if term in self.index:
-                docs, weights = self.index[term]
-                scores[docs] += weights  # each document at most once per term
+        scores = self.scores(question)
         if self.chunks is not None:
             return self.chunks.top(scores, depth)
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
+
+    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
+        """`search` for each question, in order, with Python's cyclic garbage collector paused
+        meanwhile: the hits are many small objects that form no cycles, and collecting while
+        they pile up (the evaluator keeps every question's) cost a third of the search time."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return [self.search(question, depth) for question in questions]
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> BM25Retriever:

@@ -3,8 +3,10 @@
 A sentence-transformers model embeds each document (title + text) and the question; the
 score is the cosine similarity (embeddings are L2-normalised, so a dot product). With
 `chunk_size`, each chunk (title + chunk text, retrieval/chunks.py) is embedded instead.
-Documents are encoded in batches once and cached on disk, keyed by the corpus and the model, so the
-gate re-encodes only when either changes. Questions are encoded in batches too
+Texts are encoded in batches once and cached on disk, each keyed by the model and the text
+(`cache_dir`, one folder per model), so a run re-encodes only new or changed texts, the dense
+and hybrid choices share the vectors, and a line on stderr reports documents/s when any
+text was encoded. Questions are encoded in batches too
 (`search_many`, which the evaluator calls with every question at once).
 
 Which model: `[retriever] model` in eval.toml, a hub id or a local folder. The default,
@@ -21,6 +23,8 @@ import functools
 import hashlib
 import io
 import os
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,25 +100,95 @@ def _model_identity(options: Options, source: str) -> str:
     return "\n".join(parts)
 
 
-def document_embeddings(
-    model: Any, documents: list[Document], texts: list[str], options: Options
-) -> np.ndarray:
-    """Normalised embeddings of `texts`, read from the cache when this corpus was already
-    encoded with this model; otherwise encoded in batches and written atomically."""
-    key = hashlib.sha256(_model_identity(options, model_source(options.model)).encode())
-    for document, text in zip(documents, texts, strict=True):
-        key.update(f"\0{document.id}\0{text}".encode())
-    path = Path(options.cache_dir) / f"{key.hexdigest()[:32]}.npy"
-    if path.is_file():
-        cached: np.ndarray = np.load(path)
-        return cached
-    embeddings: np.ndarray = model.encode(
-        texts, batch_size=options.batch_size, normalize_embeddings=True, convert_to_numpy=True
-    ).astype(np.float32)
+# What the cached vectors are, besides the model: a change here must never reuse old vectors.
+_ENCODING = "normalize_embeddings=True float32"
+_MAX_SHARDS = 8  # more shards than this in a model's folder are merged into one
+
+
+def _cache_folder(options: Options) -> Path:
+    """The folder of this model's cached embeddings: named by the model's identity and how its
+    vectors are made, so another model (or a model replaced in place) never shares it, while
+    the dense and hybrid retrievers, and any corpus or chunking, do."""
+    identity = f"{_model_identity(options, model_source(options.model))}\0{_ENCODING}"
+    return Path(options.cache_dir) / hashlib.sha256(identity.encode()).hexdigest()[:32]
+
+
+def _text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()[:16]
+
+
+def _read_shards(folder: Path) -> tuple[list[Path], dict[bytes, np.ndarray]]:
+    """The shard files found and the vectors they hold, by text key. A shard that vanished
+    (merged by a concurrent run) or cannot be read is skipped: its texts are encoded again."""
+    shards: list[Path] = []
+    vectors: dict[bytes, np.ndarray] = {}
+    for shard in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
+        try:
+            with np.load(shard) as stored:
+                keys, rows = stored["keys"], stored["vectors"]
+        except (OSError, ValueError, KeyError):
+            continue
+        shards.append(shard)
+        vectors.update(zip(keys.tolist(), rows, strict=True))
+    return shards, vectors
+
+
+def _write_shard(folder: Path, keys: list[bytes], rows: np.ndarray) -> Path:
     buffer = io.BytesIO()
-    np.save(buffer, embeddings)
-    write_atomic(path, buffer.getvalue())
-    return embeddings
+    np.savez(buffer, keys=np.array(keys, dtype="S16"), vectors=rows)
+    content = buffer.getvalue()
+    path = folder / f"{hashlib.sha256(content).hexdigest()[:32]}.npz"
+    write_atomic(path, content)
+    return path
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How a corpus got its embeddings: `encoded` texts went through the model, taking
+    `seconds`; `cached` came from the embedding cache."""
+
+    encoded: int
+    cached: int
+    seconds: float
+
+    def line(self) -> str:
+        """The line printed when texts were encoded (documents/s: texts, one per document or chunk)."""
+        rate = self.encoded / self.seconds if self.seconds > 0 else float("inf")
+        return (
+            f"dense: encoded {self.encoded:,} text(s) in {self.seconds:.1f} s ({rate:,.1f} documents/s); "
+            f"{self.cached:,} from the embedding cache"
+        )
+
+
+def document_embeddings(model: Any, texts: list[str], options: Options) -> tuple[np.ndarray, Encoding]:
+    """Normalised embeddings of `texts`, in order: each text is looked up in the embedding
+    cache (by model and text, so a run, the dense and hybrid choices and another corpus or
+    chunking reuse every text encoded before); the others are encoded in batches and added
+    as a new shard file, written atomically."""
+    folder = _cache_folder(options)
+    shards, vectors = _read_shards(folder)
+    keys = [_text_key(text) for text in texts]
+    missing = list(dict.fromkeys(key for key in keys if key not in vectors))
+    start = time.perf_counter()
+    if missing:
+        text_of = dict(zip(keys, texts, strict=True))
+        encoded = model.encode(
+            [text_of[key] for key in missing],
+            batch_size=options.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+        ).astype(np.float32)
+        vectors.update(zip(missing, encoded, strict=True))
+        shards.append(_write_shard(folder, missing, encoded))
+        if len(shards) > _MAX_SHARDS:  # merge: one file with everything, then the old ones go
+            merged = _write_shard(folder, list(vectors), np.stack(list(vectors.values())))
+            for shard in shards:
+                if shard != merged:
+                    shard.unlink(missing_ok=True)
+    encoding = Encoding(len(missing), len(keys) - len(missing), time.perf_counter() - start)
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32), encoding
+    return np.stack([vectors[key] for key in keys]).astype(np.float32, copy=False), encoding
 
 
 class DenseRetriever:
@@ -126,7 +200,9 @@ class DenseRetriever:
         indexed = documents if self.chunks is None else self.chunks.units  # what is embedded
         self.model = load_model(options)
         texts = [f"{d.title}\n{d.text}" for d in indexed]
-        self.embeddings = document_embeddings(self.model, indexed, texts, options)
+        self.embeddings, self.encoding = document_embeddings(self.model, texts, options)
+        if self.encoding.encoded:
+            print(self.encoding.line(), file=sys.stderr)
 
     def search(self, question: str, depth: int) -> list[Hit]:
         return self.search_many([question], depth)[0]

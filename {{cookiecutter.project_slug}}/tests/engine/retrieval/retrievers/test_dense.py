@@ -5,6 +5,8 @@ package, loaded offline (conftest sets HF_HUB_OFFLINE)."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -36,20 +38,66 @@ def test_finds_a_document_by_meaning_without_a_shared_word(tmp_path: Path) -> No
     assert check_hits(hits, 3, IDS) == hits  # every document, best first, finite scores
 
 
-def test_document_embeddings_are_cached_by_corpus_and_model(tmp_path: Path) -> None:
-    """Encoded once per corpus and model, written atomically; a changed document makes a new entry."""
+def test_document_embeddings_are_cached_by_model_and_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each text is encoded once per model and kept in a shard file written atomically; the
+    next build reads them back, and an edited document is the only text encoded again. A
+    build that encodes says how fast on stderr (documents/s)."""
     first = build(DOCUMENTS, tmp_path)
-    (entry,) = tmp_path.glob("*.npy")
-    written = entry.stat().st_mtime_ns
+    assert (first.encoding.encoded, first.encoding.cached) == (3, 0)
+    assert "dense: encoded 3 text(s)" in capsys.readouterr().err
+    (shard,) = tmp_path.glob("*/*.npz")
+    written = shard.stat().st_mtime_ns
     again = build(DOCUMENTS, tmp_path)  # read back, not re-encoded
-    assert [p.name for p in tmp_path.glob("*.npy")] == [entry.name] and entry.stat().st_mtime_ns == written
+    assert (again.encoding.encoded, again.encoding.cached) == (0, 3)
+    assert capsys.readouterr().err == ""
+    assert list(tmp_path.glob("*/*.npz")) == [shard] and shard.stat().st_mtime_ns == written
     assert np.array_equal(again.embeddings, first.embeddings)
     fresh = first.model.encode([f"{d.title}\n{d.text}" for d in DOCUMENTS], normalize_embeddings=True)
     assert np.allclose(first.embeddings, fresh, atol=1e-5)
     edited = [*DOCUMENTS[:2], Document("timezone", "Time zones are set per member.", "Time zones")]
-    build(edited, tmp_path)
-    assert len(list(tmp_path.glob("*.npy"))) == 2
-    assert not list(tmp_path.glob(".*.tmp"))
+    third = build(edited, tmp_path)
+    assert (third.encoding.encoded, third.encoding.cached) == (1, 2)
+    assert np.array_equal(third.embeddings[:2], first.embeddings[:2])
+    assert len(list(tmp_path.glob("*/*.npz"))) == 2
+    assert not list(tmp_path.glob("**/.*.tmp"))
+
+
+class StandIn:
+    """A stand-in for the model: remembers what it was asked to encode."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        self.encoded += texts
+        vectors = np.array([[len(text), text.count("e") + 1.0] for text in texts], dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_the_cache_is_shared_by_runs_and_choices_but_never_by_another_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same model, same text: one entry, whichever retriever (dense, or hybrid's dense part)
+    or corpus asks; another model has entries of its own."""
+    model = StandIn()
+    monkeypatch.setattr(dense, "load_model", lambda options: model)
+    cache = tmp_path / "cache"
+    options = {"cache_dir": str(cache)}
+    dense.build(DOCUMENTS, str.split, options)
+    assert len(model.encoded) == 3
+    dense.build(DOCUMENTS[:2], str.split, options)  # another corpus, the same texts
+    if importlib.util.find_spec(f"{dense.__package__}.hybrid") is not None:  # this project has it
+        hybrid = importlib.import_module(f"{dense.__package__}.hybrid")
+        hybrid.build(DOCUMENTS, str.split, options)
+    assert len(model.encoded) == 3, "nothing encoded twice"
+    other = tmp_path / "other-model"
+    other.mkdir()
+    (other / "config.json").write_text("{}", encoding="utf-8")
+    dense.build(DOCUMENTS, str.split, {**options, "model": str(other)})
+    assert len(model.encoded) == 6, "another model encodes its own"
+    assert len(list(cache.iterdir())) == 2, "a folder per model"
 
 
 def test_a_model_that_cannot_load_is_invalid_input_naming_the_setting(tmp_path: Path) -> None:
