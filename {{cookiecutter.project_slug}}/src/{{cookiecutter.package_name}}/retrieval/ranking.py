@@ -200,6 +200,9 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
         )
     if len(hits) > depth:
         raise RetrieverOutputError(f"asked for at most {depth} hits, got {len(hits)}")
+    fast = _well_formed(hits, known_ids)
+    if fast is not None:
+        return require_non_increasing(fast)
     checked: list[Hit] = []
     seen: set[str] = set()
     for position, hit in enumerate(hits, start=1):
@@ -215,8 +218,26 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
         if not math.isfinite(score):
             raise RetrieverOutputError(f"hit {position}: score of {doc_id!r} is {score}, not a finite number")
         seen.add(doc_id)
-        checked.append(Hit(doc_id, score))
+        checked.append(_pair_as_hit((doc_id, score)))  # Hit(doc_id, score), without its slow __new__
     return require_non_increasing(checked)
+
+
+def _well_formed(hits: list[Any] | tuple[Any, ...], known_ids: set[str] | dict[str, Any]) -> list[Hit] | None:
+    """The checked hits when every rule of check_hits holds, found with whole-list operations
+    (a large run checks millions of hits); None when any rule may be broken, so that
+    check_hits walks the hits one by one and names the first broken rule."""
+    try:
+        if not all(type(hit) is Hit or (type(hit) is tuple and len(hit) == 2) for hit in hits):
+            return None
+        doc_ids = [hit[0] for hit in hits]
+        scores = [float(hit[1]) for hit in hits]
+    except (TypeError, ValueError):
+        return None
+    if not all(type(doc_id) is str for doc_id in doc_ids) or len(set(doc_ids)) != len(doc_ids):
+        return None
+    if not all(doc_id in known_ids for doc_id in doc_ids) or not all(map(math.isfinite, scores)):
+        return None
+    return whole_document_hits(doc_ids, scores)
 
 
 def require_non_increasing(checked: list[Hit]) -> list[Hit]:

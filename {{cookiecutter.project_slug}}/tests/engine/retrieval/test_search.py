@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from conftest import SHIPPED, run_cli, write_project
+from hypothesis import given
+from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }}.api import Hit, System
 
@@ -253,3 +255,35 @@ def test_a_bad_answer_from_search_many_names_its_question(
     err = capsys.readouterr().err
     assert "golden.jsonl:2: question 'q2':" in err and "score of '2fa-setup' is nan" in err
     assert "fix: fix search_many() in retriever.py" in err
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "d", "e", "zz", 7, None]),
+            st.one_of(st.floats(allow_nan=True), st.integers(-3, 3), st.sampled_from(["1.5", "x", True])),
+        ),
+        max_size=6,
+    ),
+    st.booleans(),
+)
+def test_the_fast_check_of_hits_agrees_with_the_hit_by_hit_one(
+    pairs: list[tuple[Any, Any]], as_hits: bool
+) -> None:
+    """check_hits takes whole-list shortcuts for well-formed rankings (ranking._well_formed):
+    on any input it returns the same hits, or raises the same error, as the walk hit by hit."""
+    from {{ cookiecutter.package_name }}.retrieval import ranking
+
+    hits: list[Any] = [Hit(d, s) if as_hits and isinstance(d, str) else (d, s) for d, s in pairs]
+    known = {"a", "b", "c", "d", "e"}
+
+    def outcome() -> object:
+        try:
+            return ranking.check_hits(hits, 5, known)
+        except ranking.RetrieverOutputError as error:
+            return str(error)
+
+    fast = outcome()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranking, "_well_formed", lambda *args: None)
+        assert outcome() == fast
