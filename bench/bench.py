@@ -89,7 +89,9 @@ def stage_timer(modules: list[object], names: list[str]) -> Iterator[dict[str, f
             setattr(module, name, original)
 
 
-def section_scale(package: str, scifact: Path, copies: int, questions: int) -> tuple[list[str], dict[str, float]]:
+def section_scale(
+    package: str, scifact: Path, copies: int, questions: int
+) -> tuple[list[str], dict[str, float]]:
     """BM25 evaluation at scale: SciFact's corpus copied `copies` times (each copy's ids and one
     marker word differ), SciFact's queries repeated to `questions`, each judged against one copy."""
     import importlib
@@ -171,7 +173,11 @@ def section_scale(package: str, scifact: Path, copies: int, questions: int) -> t
     lines.append(
         f"  {'rest (rows, slices)':<24} {total - accounted:7.2f} s  {100 * (total - accounted) / total:5.1f}%"
     )
-    figures = {"scale.end_to_end_s": total, "scale.questions": questions, "scale.documents": copies * len(documents)}
+    figures = {
+        "scale.end_to_end_s": total,
+        "scale.questions": questions,
+        "scale.documents": copies * len(documents),
+    }
     figures.update({f"scale.stages.{name.split(' ')[0]}_s": seconds for name, seconds in totals.items()})
     return lines, figures
 
@@ -224,7 +230,9 @@ def write_json(path: Path, figures: dict[str, float], header: dict[str, object])
     """Write the figures atomically (a temporary file renamed over the target)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps({"machine": header, **nested(figures)}, indent=2) + "\n", encoding="utf-8")
+    temporary.write_text(
+        json.dumps({"machine": header, **nested(figures)}, indent=2) + "\n", encoding="utf-8"
+    )
     os.replace(temporary, path)
 
 
