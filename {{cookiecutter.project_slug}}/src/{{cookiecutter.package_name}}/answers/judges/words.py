@@ -133,7 +133,8 @@ def read(text: str) -> tuple[Token, ...]:
     gaps = [text[a.end() : b.start()] for a, b in itertools.pairwise(matches)]
     joined = [True] + [gap.isspace() or not _BREAK.search(gap) for gap in gaps]
     stems = [stem(word) for word in words]
-    canonical = lexicon().canonical
+    lex = lexicon()
+    canonical, functional = lex.canonical, lex.function_phrases
     phrases = _phrases()
     tokens: list[Token] = []
     i = 0
@@ -149,7 +150,7 @@ def read(text: str) -> tuple[Token, ...]:
             stop = word in STOPWORDS
         else:
             word, key = " ".join(words[i : i + size]), "_".join(stems[i : i + size])
-            number, stop = None, False
+            number, stop = None, key in functional  # "as long as" says "if"; it is not a term
         tokens.append(Token(word, key, canonical.get(key, key), number, stop, joined[i]))
         i += size
     return tuple(tokens)
@@ -231,8 +232,10 @@ def _bound(tokens: tuple[Token, ...], start: int, end: int) -> str:
     for size in (3, 2, 1):
         if len(before) >= size and "_".join(before[-size:]) in lex.bound:
             return lex.bound["_".join(before[-size:])]
-    after = "_".join(t.key for t in tokens[end : end + 2] if t.joined)
-    return lex.bound.get(after, "")
+    after = [t.key for t in itertools.takewhile(lambda t: t.joined, tokens[end : end + 2])]
+    if after and "_" in after[0] and after[0] in lex.bound:
+        return lex.bound[after[0]]  # "or more", read as one word
+    return lex.bound.get("_".join(after), "")
 
 
 @functools.lru_cache(maxsize=1 << 15)
