@@ -101,6 +101,11 @@ TIMERS = (
 )
 ROUNDING = "Rounding only changes how durations appear in reports; the original entry is always kept."
 VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT number."
+ALLOWLIST = "Requests from any other IP address are blocked in the web app and the mobile apps."
+SUGGESTIONS = "Each calendar event appears as a suggestion, and nothing is tracked until you accept it."
+IDLE_LIMIT = "You can set the idle limit to no more than 24 hours."
+SESSIONS = "Owners on the Business and Enterprise plans can set the idle limit under Settings > Security."
+BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
 # must call the first unsupported and the second supported, and so must the guard under any
@@ -227,5 +232,37 @@ KINDS = [
         "and monthly subscriptions can be refunded in full within 30 days.",
         "Monthly subscriptions are not refunded for partial months, "
         "and annual plans can be refunded in full within 30 days.",
+    ),
+    (
+        "another value of the same slot",
+        ALLOWLIST,
+        "Requests from any other IP address are accepted in the mobile apps.",
+        "In the mobile apps, requests from any other IP address are not accepted.",
+    ),
+    (
+        "a negation that opens a noun phrase",
+        SUGGESTIONS,
+        "Suggestions are tracked until you accept them.",
+        "Nothing from a suggestion is tracked until you accept it.",
+    ),
+    (
+        "a bound read as one phrase",
+        IDLE_LIMIT,
+        "The idle limit can be set to no less than 24 hours.",
+        "The idle limit can be set no longer than 24 hours.",
+    ),
+    (
+        "an exception the context does not make",
+        SESSIONS,
+        "Unless they are on the Business or Enterprise plan, owners can set the idle limit under "
+        "Settings > Security.",
+        "As long as they are on the Business or Enterprise plan, owners can set the idle limit under "
+        "Settings > Security.",
+    ),
+    (
+        "only when, against the context's condition",
+        BUDGET,
+        "Project managers get an email alert only when tracked time reaches 100% of the budget.",
+        "Only when tracked time reaches 80% or 100% of the budget do project managers get an email alert.",
     ),
 ]

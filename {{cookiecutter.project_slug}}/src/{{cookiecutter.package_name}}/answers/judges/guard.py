@@ -110,19 +110,38 @@ def _quantity_problem(claim: str, window: str) -> str | None:
     return None
 
 
+# Negations that open a noun phrase and deny its verb: "Nothing from your calendar is tracked"
+# denies "tracked", not "calendar"; "Neither your data nor your login is deleted" denies "deleted".
+_PRONOUN_NEGATIONS = frozenset("nothing nobody none neither nor".split())
+_VERB_OPENERS = _COPULAS | frozenset(
+    "can could will would may might must should do does did has have had".split()
+)
+
+
 def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     """(key, polarity) of each content word: polarity -1 when a negation before it (within
-    four words, skipping function words) denies it, else +1."""
+    four words, skipping function words) denies it, else +1. A number is never denied (its
+    bound says how it is limited), and a negation that opens a noun phrase ("nothing",
+    "neither", "nobody") denies the first word after the phrase's verb, not the phrase."""
     found: list[tuple[str, int]] = []
     pending = 0
-    for token in tokens:
+    held = False  # a pronoun negation waiting for its verb
+    for i, token in enumerate(tokens):
         if token.negation:
-            pending = 4
+            rest = tokens[i + 1 :]
+            held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
+            pending = 0 if held else 4
+            continue
+        if held:
+            if token.word in _VERB_OPENERS:
+                held, pending = False, 4
+            elif not token.stop:
+                found.append((token.key, 1))
             continue
         if token.stop or token.word in _SKIPPED_AFTER_NEGATION:
             pending = max(0, pending - 1)
             continue
-        found.append((token.key, -1 if pending else 1))
+        found.append((token.key, -1 if pending and token.number is None else 1))
         pending = 0
     return found
 
@@ -191,6 +210,34 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         if len(kept) >= 2 and all(kept):
             other = "unless" if condition == "if" else "if"
             return f"says '{condition}' where the context says '{other}' ('{piece.strip()}')"
+    return None
+
+
+_WITHOUT = frozenset("without except excluding unless".split())
+
+
+def _exception_problem(clause: str, window: str) -> str | None:
+    """An exception the window does not make: "Unless they are on Business, owners can set the
+    limit" (or "..., except when they come from the mobile apps") where the window's clause
+    about it states the excepted part plainly, as what the rule is about ("Owners on Business
+    can set the limit"). The terms after "unless" or "except" (up to the next punctuation mark)
+    are found in the aligned window clause with no exception, condition or negation there."""
+    tokens = read(clause)
+    table = lexicon().condition
+    start = next((i for i, t in enumerate(tokens) if table.get(t.key) == "unless"), None)
+    if start is None:
+        return None
+    end = next((j for j in range(start + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+    excepted = {t.key for t in tokens[start + 1 : end] if not (t.stop or t.negation)}
+    if not excepted:
+        return None
+    piece = _aligned(clause, window)
+    theirs = read(piece)
+    if any(t.negation or t.key in table or t.word in _WITHOUT for t in theirs):
+        return None
+    said = {key for key, sign in _terms(theirs) if sign > 0}
+    if len(excepted & said) * 2 > len(excepted):
+        return f"makes an exception of what the context states plainly ('{piece.strip()}')"
     return None
 
 
@@ -600,6 +647,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         sentence = read(next((x for x in split_sentences(window) if aligned in x), window))
         problem = (
             _polarity_problem(clause, window)
+            or _exception_problem(clause, window)
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
@@ -631,9 +679,41 @@ def _clause_problem(claim: str, context: str) -> str | None:
     return None
 
 
+_CONDITION_OPENERS = frozenset("when whenever while once if after before until".split())
+
+
+def _spans(tokens: tuple[Token, ...]) -> list[set[str]]:
+    """The terms of each condition a reading states: from "when", "while", "if", "once"... (or
+    a condition of lexicon.toml) up to the next punctuation mark."""
+    table = lexicon().condition
+    found = []
+    for i, t in enumerate(tokens):
+        if t.word in _CONDITION_OPENERS or t.key in table:
+            end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+            found.append({u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)})
+    return found
+
+
 def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
-    """ "Only" (or "just", "solely") in the claim restricts what the window may not."""
-    table = lexicon().quantifier
-    if any(table.get(t.key) == "only" for t in claim) and not any(table.get(t.key) == "only" for t in window):
-        return "says 'only', which the context does not"
-    return None
+    """ "Only" (or "just", "solely") in the claim restricts what the window may not. "Only
+    when ..." ("only if", "only works once", within three words) states a condition, which the
+    window states too when it requires it ("SCIM requires SAML to be configured first") or
+    makes a condition that says nothing the claim leaves out ("while a timer is running"; not
+    "when it reaches 80% and 100%" for "only when it reaches 100%")."""
+    lex = lexicon()
+    table = lex.quantifier
+    found = [i for i, t in enumerate(claim) if table.get(t.key) == "only"]
+    if not found or any(table.get(t.key) == "only" for t in window):
+        return None
+    conditional = all(  # "only if", "only when", "only works once"
+        any(t.word in _CONDITION_OPENERS or t.key in lex.condition for t in claim[i + 1 : i + 4])
+        for i in found
+    )
+    if conditional:
+        if any(lex.modal.get(t.key) == "must" for t in window):
+            return None
+        mine = {t.key for t in claim if not (t.stop or t.negation)}
+        asked = set().union(*_spans(claim[found[0] :]))
+        if any(span & asked and span <= mine for span in _spans(window)):
+            return None
+    return "says 'only', which the context does not"

@@ -74,6 +74,15 @@ def lexicon() -> Lexicon:
     # Every table is read before the phrases are collected, so "even if", "a few", "as long as"
     # and "no more than" read as one word each, whichever list names them.
     opposite, converse = pairs("antonyms"), pairs("converse")
+    for values in data["incompatible"].values():  # every value of a slot against every other value
+        keys = [{canonical.get(note(word), _key(word)) for word in value} for value in values]
+        for a, left in enumerate(keys):
+            for right in keys[a + 1 :]:
+                for x in left:
+                    opposite.setdefault(x, frozenset())
+                    opposite[x] |= right - {x}
+                for y in right:
+                    opposite[y] = opposite.get(y, frozenset()) | (left - {y})
     quantifier, modal = classes(data["quantifiers"]), classes(data["modals"])
     condition, bound = classes(data["conditions"]), classes(data["bounds"])
     comparative, superlative = classes(data["comparatives"]), classes(data["superlatives"])
