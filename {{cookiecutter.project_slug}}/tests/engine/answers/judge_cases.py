@@ -104,6 +104,7 @@ VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT nu
 ALLOWLIST = "Requests from any other IP address are blocked in the web app and the mobile apps."
 SUGGESTIONS = "Each calendar event appears as a suggestion, and nothing is tracked until you accept it."
 IDLE_LIMIT = "You can set the idle limit to no more than 24 hours."
+IDLE_RANGE = "Owners can set the idle limit anywhere between 15 minutes and 24 hours in Settings."
 SESSIONS = "Owners on the Business and Enterprise plans can set the idle limit under Settings > Security."
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
@@ -264,5 +265,11 @@ KINDS = [
         BUDGET,
         "Project managers get an email alert only when tracked time reaches 100% of the budget.",
         "Only when tracked time reaches 80% or 100% of the budget do project managers get an email alert.",
+    ),
+    (
+        "a range given by between",
+        IDLE_RANGE,
+        "The idle limit can be set shorter than 15 minutes.",
+        "The idle limit can be set no shorter than 15 minutes and no longer than 24 hours.",
     ),
 ]

@@ -54,6 +54,7 @@ _NAME = re.compile(r"(?<![^\W_])(?:[A-Z][^\W_]*|[^\W\d_]+\d[^\W_]*|\d+[^\W\d_][^
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
 _PASSIVE_AGENT = "by"
+_CAPITALISED = re.compile(r"(?<![^\W_])[A-Z][^\W_]*")
 _COPULAS = frozenset("is are was were be been being equals means".split())
 
 
@@ -594,10 +595,12 @@ def _binding_problem(claim: str, window: str, parties: frozenset[str] | set[str]
 
 @functools.lru_cache(maxsize=1 << 12)
 def _vocabulary(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The words of `text`, and their stems and synonym keys (remembered: every claim of an
-    answer is looked up in the same contexts)."""
+    """The words of `text`, and their stems and synonym keys, with the stem of each word of a
+    phrase (remembered: every claim of an answer is looked up in the same contexts)."""
     tokens = read(text)
-    return frozenset(t.word for t in tokens), frozenset(t.stem for t in tokens) | {t.key for t in tokens}
+    parts = {stem(part) for t in tokens if " " in t.word for part in t.word.split()}  # "At" of "At least"
+    keys = {t.stem for t in tokens} | {t.key for t in tokens} | parts
+    return frozenset(t.word for t in tokens), frozenset(keys)
 
 
 def copied(claim: str, window: str) -> bool:
@@ -633,7 +636,10 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         return f"names '{missing[0]}', which the context does not"
     lex = lexicon()
     known = names(context or window)  # "Solo" opening the claim is still the plan's name
-    parties = claim_names | {t.stem for t in read(claim) if t.word in lex.roles or t.stem in known}
+    written = {stem(word.lower()) for word in _CAPITALISED.findall(plain(claim))}  # "Solo", not "set"
+    parties = claim_names | {
+        t.stem for t in read(claim) if t.word in lex.roles or (t.stem in known and t.stem in written)
+    }
     problem = _binding_problem(claim, window, parties) or _role_missing(read(claim), whole)
     if problem:
         return problem

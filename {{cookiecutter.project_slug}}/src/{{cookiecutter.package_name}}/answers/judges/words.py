@@ -19,6 +19,7 @@ cannot change a verdict (the verdict cache, whose key leaves [tokenizer] out, re
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -218,6 +219,16 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
         text = " ".join(words(i, j))
         found.append(Quantity(value * factor, dimension, _bound(tokens, i, j), i, j, text))
         i = j
+    return _between(tokens, found)
+
+
+def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]:
+    """ "between 15 minutes and 24 hours": the first is a lower bound, the second an upper one."""
+    for n, (low, high) in enumerate(itertools.pairwise(found)):
+        opened = low.start > 0 and tokens[low.start - 1].word == "between" and not low.bound
+        if opened and high.start == low.end + 1 and tokens[low.end].word == "and" and not high.bound:
+            found[n] = dataclasses.replace(low, bound="at_least")
+            found[n + 1] = dataclasses.replace(high, bound="at_most")
     return found
 
 
