@@ -106,6 +106,9 @@ SUGGESTIONS = "Each calendar event appears as a suggestion, and nothing is track
 IDLE_LIMIT = "You can set the idle limit to no more than 24 hours."
 IDLE_RANGE = "Owners can set the idle limit anywhere between 15 minutes and 24 hours in Settings."
 SESSIONS = "Owners on the Business and Enterprise plans can set the idle limit under Settings > Security."
+PAST_ENTRIES = "You can add entries up to 60 days in the past unless those weeks have already been approved."
+PREVIEW = "Tidemark previews 20 rows of each import before it starts."
+REMINDER = "Members can get a Slack reminder at 17:00 if they have tracked less than their daily hours."
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -271,5 +274,29 @@ KINDS = [
         IDLE_RANGE,
         "The idle limit can be set shorter than 15 minutes.",
         "The idle limit can be set no shorter than 15 minutes and no longer than 24 hours.",
+    ),
+    (
+        "a denial in other words",
+        TRIAL,
+        "A credit card is needed to sign up.",
+        "Signing up does not require a credit card.",
+    ),
+    (
+        "provided is if",
+        PAST_ENTRIES,
+        "Provided those weeks have been approved, you can add entries up to 60 days in the past.",
+        "Provided those weeks have not been approved, you can add entries up to 60 days in the past.",
+    ),
+    (
+        "a strict bound against the number itself",
+        PREVIEW,
+        "Tidemark previews more than 20 rows of each import before it starts.",
+        "Before an import starts, Tidemark previews 20 of its rows.",
+    ),
+    (
+        "sent is received, in the passive",
+        REMINDER,
+        "A Slack reminder at 17:00 is sent to members who have tracked more than their daily hours.",
+        "A Slack reminder at 17:00 is sent to members who have tracked less than their daily hours.",
     ),
 ]

@@ -82,6 +82,22 @@ def _same_value(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+_STRICT = frozenset("over above under below exceeding beyond".split())
+
+
+def _strict(text: str, quantity: Quantity) -> str:
+    """The words that put `quantity` (of `text`) strictly above or below its value ("more than
+    20", "over 20", "fewer than 20"), or ""; a window that gives the value itself says otherwise."""
+    tokens = read(text)
+    before = tokens[max(0, quantity.start - 2) : quantity.start]
+    compared = len(before) == 2 and before[1].word == "than" and before[0].key in lexicon().comparative
+    if compared and before[0].joined and before[1].joined and tokens[quantity.start].joined:
+        return f"{before[0].word} than"
+    if before and before[-1].word in _STRICT and tokens[quantity.start].joined:
+        return before[-1].word
+    return ""
+
+
 def _quantity_problem(claim: str, window: str) -> str | None:
     have = quantities_of(window)
     for quantity in quantities_of(claim):
@@ -103,6 +119,8 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                     return f"states {_show(quantity)}, the context says {other}"
             if not same:
                 return f"states {_show(quantity)}, which the context does not"
+        if same and all(not q.bound and not _strict(window, q) for q in same) and _strict(claim, quantity):
+            return f"says '{_strict(claim, quantity)} {_show(quantity)}', the context says {same[0].text}"
         bounds = {q.bound for q in same}
         if quantity.bound in {"at_most", "at_least"} and bounds and quantity.bound not in bounds:
             other = "at_least" if quantity.bound == "at_most" else "at_most"
@@ -114,6 +132,9 @@ def _quantity_problem(claim: str, window: str) -> str | None:
 # Negations that open a noun phrase and deny its verb: "Nothing from your calendar is tracked"
 # denies "tracked", not "calendar"; "Neither your data nor your login is deleted" denies "deleted".
 _PRONOUN_NEGATIONS = frozenset("nothing nobody none neither nor".split())
+_SCOPE_ENDS = frozenset(
+    "and but or so which that who whose while whereas because unless until if when once".split()
+)
 _VERB_OPENERS = _COPULAS | frozenset(
     "can could will would may might must should do does did has have had".split()
 )
@@ -126,6 +147,7 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     "neither", "nobody") denies the first word after the phrase's verb, not the phrase."""
     found: list[tuple[str, int]] = []
     pending = 0
+    scope = False  # after a denied word, up to the end of its statement
     held = False  # a pronoun negation waiting for its verb
     for i, token in enumerate(tokens):
         if token.negation:
@@ -139,10 +161,16 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             elif not token.stop:
                 found.append((token.key, 1))
             continue
+        if not token.joined or token.word in _SCOPE_ENDS:
+            scope = False  # a negation's scope ends at punctuation or where a new statement starts
         if token.stop or token.word in _SKIPPED_AFTER_NEGATION:
             pending = max(0, pending - 1)
             continue
-        found.append((token.key, -1 if pending and token.number is None else 1))
+        if pending and token.number is None:
+            found.append((token.key, -1))
+            scope = True
+        else:
+            found.append((token.key, 0 if scope else 1))
         pending = 0
     return found
 
@@ -156,11 +184,16 @@ def _polarity(key: str, other: dict[str, set[int]]) -> set[int] | None:
     return turned or None
 
 
+_IF_OPENERS = frozenset("provided providing assuming supposing".split())  # "provided" alone reads "give"
+
+
 def _condition(tokens: tuple[Token, ...]) -> str:
     """The clause's first "if" or "unless" (lexicon.toml [conditions], phrases such as "as long
-    as" included), or "". "even if" is neither."""
+    as" included, and "provided" opening the clause), or "". "even if" is neither."""
     table = lexicon().condition
     keys = [t.key for t in tokens]
+    if tokens and tokens[0].word in _IF_OPENERS:
+        return "if"  # "Provided the weeks are not locked, ..."
     for i in range(len(keys)):
         for size in (3, 2, 1):
             found = table.get("_".join(keys[i : i + size]))
@@ -205,7 +238,7 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         if condition and other and condition != other:
             moved.setdefault(piece, []).append(polarity is not None and sign in polarity)
             continue
-        if polarity is not None and sign not in polarity:
+        if polarity is not None and sign and sign not in polarity and 0 not in polarity:
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
     for piece, kept in moved.items():
         if len(kept) >= 2 and all(kept):
