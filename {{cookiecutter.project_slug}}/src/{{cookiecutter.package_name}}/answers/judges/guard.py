@@ -15,7 +15,10 @@ shares most of its terms), and compares their structure:
                word with digits) is in the window
   polarity     each term the claim states or denies has the same polarity in the aligned
                window clause, counting negations and antonyms ("not enabled" = "disabled";
-               "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear")
+               "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear"; the
+               values of one slot exclude each other: "accepted" against "blocked"). A
+               negation denies the word it reaches ("nothing from X is tracked" denies
+               "tracked"); the words after that one in its statement count neither way
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
   modality     "must", "can", "should" agree where both clauses say one
   roles        two parties (names, or role nouns such as "owner") on either side of a word
@@ -26,7 +29,11 @@ shares most of its terms), and compares their structure:
   numbers      a comparison or superlative the window does not state agrees with the numbers
                it gives each party ("Team allows more than Enterprise" where Team has 100
                and Enterprise 300 is not the window's)
-  conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught
+  conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
+               an exception ("unless X", "except when X") the window does not make, where it
+               states X plainly; "only when X" where the window's condition says more than X
+  quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
+               both numbers
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
                places
 
