@@ -109,6 +109,10 @@ SESSIONS = "Owners on the Business and Enterprise plans can set the idle limit u
 PAST_ENTRIES = "You can add entries up to 60 days in the past unless those weeks have already been approved."
 PREVIEW = "Tidemark previews 20 rows of each import before it starts."
 REMINDER = "Members can get a Slack reminder at 17:00 if they have tracked less than their daily hours."
+OWNERS = "A workspace must always have at least one Owner, who controls billing."
+RETENTION = (
+    "After a workspace is cancelled it stays read-only for 30 days, and then all of its data is deleted."
+)
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -298,5 +302,18 @@ KINDS = [
         REMINDER,
         "A Slack reminder at 17:00 is sent to members who have tracked more than their daily hours.",
         "A Slack reminder at 17:00 is sent to members who have tracked less than their daily hours.",
+    ),
+    (
+        "a modal denied",
+        OWNERS,
+        "A workspace does not need an Owner.",
+        "Every workspace is required to have at least one Owner.",
+    ),
+    (
+        "an exception against the context's sentence",
+        RETENTION,
+        "Unless a workspace is cancelled, all of its data is deleted.",
+        "All of a workspace's data is deleted once it has stayed read-only for 30 days "
+        "after it was cancelled.",
     ),
 ]

@@ -262,7 +262,8 @@ def _exception_problem(clause: str, window: str) -> str | None:
     limit" (or "..., except when they come from the mobile apps") where the window's clause
     about it states the excepted part plainly, as what the rule is about ("Owners on Business
     can set the limit"). The terms after "unless" or "except" (up to the next punctuation mark)
-    are found in the aligned window clause with no exception, condition or negation there."""
+    are found in the sentence of the aligned window clause, with no exception, condition or
+    negation there."""
     tokens = read(clause)
     table = lexicon().condition
     start = next((i for i, t in enumerate(tokens) if table.get(t.key) == "unless"), None)
@@ -272,7 +273,8 @@ def _exception_problem(clause: str, window: str) -> str | None:
     excepted = {t.key for t in tokens[start + 1 : end] if not (t.stop or t.negation)}
     if not excepted:
         return None
-    piece = _aligned(clause, window)
+    aligned = _aligned(clause, window)  # its sentence: "After X, ..., and then Y" states X
+    piece = next((x for x in split_sentences(window) if aligned in x), aligned)
     theirs = read(piece)
     if any(t.negation or t.key in table or t.word in _WITHOUT for t in theirs):
         return None
@@ -515,6 +517,31 @@ def _class_problem(
     return None
 
 
+def _modal_sign(tokens: tuple[Token, ...]) -> tuple[str, int] | None:
+    """The clause's first modal (lexicon.toml [modals]) and whether it is denied: -1 with a
+    negation just before it or right after it ("does not need", "need not", "is not required"),
+    0 with a negation further before it ("no credit card is needed" denies the card as much),
+    else +1. None when the clause has no modal."""
+    table = lexicon().modal
+    for i, token in enumerate(tokens):
+        if token.key in table:
+            near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
+            if any(t.negation for t in near):
+                return table[token.key], -1
+            return table[token.key], 0 if any(t.negation for t in tokens[:i]) else 1
+    return None
+
+
+def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """The same modal denied on one side only: "A workspace does not need an Owner" where the
+    window says "must always have" one."""
+    mine, theirs = _modal_sign(claim), _modal_sign(window)
+    if mine and theirs and mine[0] == theirs[0] and mine[1] and theirs[1] and mine[1] != theirs[1]:
+        said = "not " + mine[0] if mine[1] < 0 else mine[0]
+        return f"says '{said}' where the context says the opposite"
+    return None
+
+
 def _parties(tokens: tuple[Token, ...], found: frozenset[str]) -> list[tuple[int, str]]:
     roles = lexicon().roles
     return [(i, t.key) for i, t in enumerate(tokens) if not t.stop and (t.word in roles or t.stem in found)]
@@ -697,6 +724,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
+            or _modal_denied(mine, theirs)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
             or _cause_problem(mine, theirs)
