@@ -113,6 +113,14 @@ OWNERS = "A workspace must always have at least one Owner, who controls billing.
 RETENTION = (
     "After a workspace is cancelled it stays read-only for 30 days, and then all of its data is deleted."
 )
+ONE_TIMER = (
+    "You can edit the description while the timer is running. Only one timer can run at a time, "
+    "so starting a new one stops the current timer."
+)
+ENFORCE = (
+    "Once SSO is verified you can switch on Enforce SSO, so members can no longer sign in with a password."
+)
+OFFLINE = "If you lose signal, the app keeps tracking and syncs your entries when you reconnect."
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -315,5 +323,23 @@ KINDS = [
         "Unless a workspace is cancelled, all of its data is deleted.",
         "All of a workspace's data is deleted once it has stayed read-only for 30 days "
         "after it was cancelled.",
+    ),
+    (
+        "a quantifier in other words, against the equally good window",
+        ONE_TIMER,
+        "Several timers can run at the same time.",
+        "No more than one timer can run at a time.",
+    ),
+    (
+        "before for once",
+        ENFORCE,
+        "You can switch on Enforce SSO before SSO is verified.",
+        "Members can no longer sign in with a password once Enforce SSO is switched on.",
+    ),
+    (
+        "keep doing is continue",
+        OFFLINE,
+        "The app stops tracking when you lose signal.",
+        "Losing signal does not stop the app from tracking.",
     ),
 ]

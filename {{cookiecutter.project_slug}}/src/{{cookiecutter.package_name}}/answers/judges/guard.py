@@ -517,28 +517,65 @@ def _class_problem(
     return None
 
 
-def _modal_sign(tokens: tuple[Token, ...]) -> tuple[str, int] | None:
-    """The clause's first modal (lexicon.toml [modals]) and whether it is denied: -1 with a
-    negation just before it or right after it ("does not need", "need not", "is not required"),
-    0 with a negation further before it ("no credit card is needed" denies the card as much),
-    else +1. None when the clause has no modal."""
+def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
+    """Each modal of a clause (lexicon.toml [modals]) with whether it is denied and the word it
+    governs (the next content word): -1 with a negation just before it or right after it
+    ("does not need", "need not", "can no longer sign"), 0 with a negation further before it
+    ("no credit card is needed" denies the card as much), else +1."""
     table = lexicon().modal
+    found = []
     for i, token in enumerate(tokens):
         if token.key in table:
             near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
-            if any(t.negation for t in near):
-                return table[token.key], -1
-            return table[token.key], 0 if any(t.negation for t in tokens[:i]) else 1
-    return None
+            sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
+            governed = next(
+                (
+                    t.key
+                    for t in tokens[i + 1 :]
+                    if not (t.stop or t.negation or t.number is not None or t.key in table)
+                    and t.word not in _SKIPPED_AFTER_NEGATION
+                ),
+                "",
+            )
+            found.append((table[token.key], sign, governed))
+    return found
 
 
 def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
-    """The same modal denied on one side only: "A workspace does not need an Owner" where the
-    window says "must always have" one."""
-    mine, theirs = _modal_sign(claim), _modal_sign(window)
-    if mine and theirs and mine[0] == theirs[0] and mine[1] and theirs[1] and mine[1] != theirs[1]:
-        said = "not " + mine[0] if mine[1] < 0 else mine[0]
-        return f"says '{said}' where the context says the opposite"
+    """The same modal of the same verb denied on one side only: "A workspace does not need an
+    Owner" where the window says it "must always have at least one Owner"."""
+    theirs = _modal_signs(window)
+    for kind, sign, governed in _modal_signs(claim):
+        other = {s for k, s, g in theirs if k == kind and g == governed}
+        if sign and other and 0 not in other and sign not in other:
+            said = "not " + kind if sign < 0 else kind
+            return f"says '{said}' where the context says the opposite"
+    return None
+
+
+_EARLIER = frozenset({"before"})
+_LATER = frozenset({"once", "after"})
+
+
+def _event_order_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "before X" where the window says "once X" or "after X" (or the other way round): the
+    terms after the word, up to the next punctuation mark, are mostly the same."""
+
+    def spans(tokens: tuple[Token, ...], words: frozenset[str]) -> list[tuple[str, set[str]]]:
+        found = []
+        for i, t in enumerate(tokens):
+            if t.word in words:
+                end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+                found.append((t.word, {u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)}))
+        return found
+
+    for mine, other in ((_EARLIER, _LATER), (_LATER, _EARLIER)):
+        for word, span in spans(claim, mine):
+            if not span or any(len(span & s) * 2 > len(span) for _, s in spans(window, mine)):
+                continue
+            said = [w for w, s in spans(window, other) if len(span & s) * 2 > len(span)]
+            if said:
+                return f"says '{word}' where the context says '{said[0]}'"
     return None
 
 
@@ -725,6 +762,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
             or _modal_denied(mine, theirs)
+            or _event_order_problem(mine, theirs)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
             or _cause_problem(mine, theirs)

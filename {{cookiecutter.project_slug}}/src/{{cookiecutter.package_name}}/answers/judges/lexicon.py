@@ -65,7 +65,15 @@ def lexicon() -> Lexicon:
         return {key: frozenset(value) for key, value in found.items()}
 
     def classes(table: dict[str, list[str]]) -> dict[str, str]:
-        return {note(word): name for name, words in table.items() for word in words}
+        """Each word's key, and the key of its synonym group as a reading gives it ("several"
+        reads "many", and is still "some"), mapped to its class."""
+        found: dict[str, str] = {}
+        for name, words in table.items():
+            for word in words:
+                key = note(word)
+                found.setdefault(key, name)
+                found.setdefault(canonical.get(key, key), name)
+        return found
 
     units: dict[str, tuple[str, float | None]] = {}
     for dimension, table in data["units"].items():

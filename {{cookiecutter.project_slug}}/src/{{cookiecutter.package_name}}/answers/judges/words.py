@@ -11,6 +11,7 @@ the tokens `read` returns, never on raw text. Reading:
   - Each word is stemmed (the light stemmer: "refunded", "refunds", "refundable" meet) and
     mapped to the first word of its synonym group in lexicon.toml ("delete" reads "remove");
     multi-word entries ("turn on", "sign in") read as one word.
+  - "keep" before a verb in -ing reads "continue" ("keeps counting").
   - A number with a unit is one quantity in its dimension's base unit, so "90 minutes" and
     "an hour and a half" are the same term, and so are "48 hours" and "two days".
 The choice is fixed here and never read from the [tokenizer] settings, so tuning the retriever
@@ -154,7 +155,18 @@ def read(text: str) -> tuple[Token, ...]:
             number, stop = None, key in functional  # "as long as" says "if"; it is not a term
         tokens.append(Token(word, key, canonical.get(key, key), number, stop, joined[i]))
         i += size
-    return tuple(tokens)
+    return tuple(_aspect(tokens, canonical))
+
+
+def _aspect(tokens: list[Token], canonical: dict[str, str]) -> list[Token]:
+    """ "keep" before a verb in -ing says "continue" ("the app keeps tracking"), not "retain"."""
+    go_on = canonical.get("keep_on")
+    for i, token in enumerate(tokens[:-1]):
+        after = tokens[i + 1]
+        gerund = after.word.endswith("ing") and len(after.word) > 5 and after.joined
+        if go_on and token.key == "keep" and gerund:
+            tokens[i] = token._replace(key=go_on)
+    return tokens
 
 
 _HALF = (["and", "a", "half"], ["and", "an", "half"])
