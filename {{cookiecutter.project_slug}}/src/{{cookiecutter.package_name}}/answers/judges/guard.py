@@ -149,9 +149,12 @@ _VERB_OPENERS = _COPULAS | frozenset(
 
 def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     """(key, polarity) of each content word: polarity -1 when a negation before it (within
-    four words, skipping function words) denies it, else +1. A number is never denied (its
-    bound says how it is limited), and a negation that opens a noun phrase ("nothing",
-    "neither", "nobody") denies the first word after the phrase's verb, not the phrase."""
+    four words, skipping function words) denies it; 0 for the words after a denied one up to
+    the end of its statement (punctuation, "and", "which", "unless"...): "does not require a
+    credit card" and "no credit card is needed" deny one word each, and neither affirms the
+    rest; else +1. A negation that opens a noun phrase ("nothing", "neither", "nobody")
+    denies the first word after the phrase's verb, not the phrase. ("no more than" and "no
+    longer than" are bounds, read as one word: they deny nothing.)"""
     found: list[tuple[str, int]] = []
     pending = 0
     scope = False  # after a denied word, up to the end of its statement
@@ -173,7 +176,7 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
         if token.stop or token.word in _SKIPPED_AFTER_NEGATION:
             pending = max(0, pending - 1)
             continue
-        if pending and token.number is None:
+        if pending:
             found.append((token.key, -1))
             scope = True
         else:
