@@ -101,6 +101,27 @@ TIMERS = (
 )
 ROUNDING = "Rounding only changes how durations appear in reports; the original entry is always kept."
 VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT number."
+ALLOWLIST = "Requests from any other IP address are blocked in the web app and the mobile apps."
+SUGGESTIONS = "Each calendar event appears as a suggestion, and nothing is tracked until you accept it."
+IDLE_LIMIT = "You can set the idle limit to no more than 24 hours."
+IDLE_RANGE = "Owners can set the idle limit anywhere between 15 minutes and 24 hours in Settings."
+SESSIONS = "Owners on the Business and Enterprise plans can set the idle limit under Settings > Security."
+PAST_ENTRIES = "You can add entries up to 60 days in the past unless those weeks have already been approved."
+PREVIEW = "Tidemark previews 20 rows of each import before it starts."
+REMINDER = "Members can get a Slack reminder at 17:00 if they have tracked less than their daily hours."
+OWNERS = "A workspace must always have at least one Owner, who controls billing."
+RETENTION = (
+    "After a workspace is cancelled it stays read-only for 30 days, and then all of its data is deleted."
+)
+ONE_TIMER = (
+    "You can edit the description while the timer is running. Only one timer can run at a time, "
+    "so starting a new one stops the current timer."
+)
+ENFORCE = (
+    "Once SSO is verified you can switch on Enforce SSO, so members can no longer sign in with a password."
+)
+OFFLINE = "If you lose signal, the app keeps tracking and syncs your entries when you reconnect."
+BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
 # must call the first unsupported and the second supported, and so must the guard under any
@@ -227,5 +248,98 @@ KINDS = [
         "and monthly subscriptions can be refunded in full within 30 days.",
         "Monthly subscriptions are not refunded for partial months, "
         "and annual plans can be refunded in full within 30 days.",
+    ),
+    (
+        "another value of the same slot",
+        ALLOWLIST,
+        "Requests from any other IP address are accepted in the mobile apps.",
+        "In the mobile apps, requests from any other IP address are not accepted.",
+    ),
+    (
+        "a negation that opens a noun phrase",
+        SUGGESTIONS,
+        "Suggestions are tracked until you accept them.",
+        "Nothing from a suggestion is tracked until you accept it.",
+    ),
+    (
+        "a bound read as one phrase",
+        IDLE_LIMIT,
+        "The idle limit can be set to no less than 24 hours.",
+        "The idle limit can be set no longer than 24 hours.",
+    ),
+    (
+        "an exception the context does not make",
+        SESSIONS,
+        "Unless they are on the Business or Enterprise plan, owners can set the idle limit under "
+        "Settings > Security.",
+        "As long as they are on the Business or Enterprise plan, owners can set the idle limit under "
+        "Settings > Security.",
+    ),
+    (
+        "only when, against the context's condition",
+        BUDGET,
+        "Project managers get an email alert only when tracked time reaches 100% of the budget.",
+        "Only when tracked time reaches 80% or 100% of the budget do project managers get an email alert.",
+    ),
+    (
+        "a range given by between",
+        IDLE_RANGE,
+        "The idle limit can be set shorter than 15 minutes.",
+        "The idle limit can be set no shorter than 15 minutes and no longer than 24 hours.",
+    ),
+    (
+        "a denial in other words",
+        TRIAL,
+        "A credit card is needed to sign up.",
+        "Signing up does not require a credit card.",
+    ),
+    (
+        "provided is if",
+        PAST_ENTRIES,
+        "Provided those weeks have been approved, you can add entries up to 60 days in the past.",
+        "Provided those weeks have not been approved, you can add entries up to 60 days in the past.",
+    ),
+    (
+        "a strict bound against the number itself",
+        PREVIEW,
+        "Tidemark previews more than 20 rows of each import before it starts.",
+        "Before an import starts, Tidemark previews 20 of its rows.",
+    ),
+    (
+        "sent is received, in the passive",
+        REMINDER,
+        "A Slack reminder at 17:00 is sent to members who have tracked more than their daily hours.",
+        "A Slack reminder at 17:00 is sent to members who have tracked less than their daily hours.",
+    ),
+    (
+        "a modal denied",
+        OWNERS,
+        "A workspace does not need an Owner.",
+        "Every workspace is required to have at least one Owner.",
+    ),
+    (
+        "an exception against the context's sentence",
+        RETENTION,
+        "Unless a workspace is cancelled, all of its data is deleted.",
+        "All of a workspace's data is deleted once it has stayed read-only for 30 days "
+        "after it was cancelled.",
+    ),
+    (
+        "a quantifier in other words, against the equally good window",
+        ONE_TIMER,
+        "Several timers can run at the same time.",
+        "No more than one timer can run at a time.",
+    ),
+    (
+        "before for once",
+        ENFORCE,
+        "You can switch on Enforce SSO before SSO is verified.",
+        "Members can no longer sign in with a password once Enforce SSO is switched on.",
+    ),
+    (
+        "keep doing is continue",
+        OFFLINE,
+        "The app stops tracking when you lose signal.",
+        "Losing signal does not stop the app from tracking.",
     ),
 ]

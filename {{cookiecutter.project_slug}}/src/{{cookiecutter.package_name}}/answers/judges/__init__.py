@@ -76,12 +76,36 @@ def decide(
             break
         problem = guard(claim, window, context) or (check(claim, window) if check else None)
         if not problem:
-            return Verdict(True, score, window, "")
+            return _tied(claim, ranked, (score, window), context, check) or Verdict(True, score, window, "")
         first = first or Verdict(False, 0.0, window, problem)
         if ABSENT not in problem:  # a window that contradicts the claim settles it
             break
     assert first is not None  # the best window reached the threshold, so it was tried
     return first
+
+
+def _tied(
+    claim: str,
+    ranked: list[tuple[float, str]],
+    accepted: tuple[float, str],
+    context: str,
+    check: Any,
+) -> Verdict | None:
+    """A window that scores exactly as well as the accepted one (and shares as much of the
+    claim) and contradicts the claim: two windows equally good, one of them against it, do not
+    support it ("Several timers can run at once" matches "you can edit ... while the timer is
+    running" as well as "Only one timer can run at a time")."""
+    from .guard import ABSENT, guard
+    from .lexical import coverage
+
+    level = (accepted[0], coverage(claim, accepted[1]))
+    for score, window in ranked[:_TRIED]:
+        if window == accepted[1] or (score, coverage(claim, window)) != level:
+            continue
+        problem = guard(claim, window, context) or (check(claim, window) if check else None)
+        if problem and ABSENT not in problem:
+            return Verdict(False, 0.0, window, problem)
+    return None
 
 
 def build_judge(settings: Any, config_path: Any) -> Judge:

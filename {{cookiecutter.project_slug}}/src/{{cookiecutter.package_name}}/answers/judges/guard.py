@@ -15,7 +15,10 @@ shares most of its terms), and compares their structure:
                word with digits) is in the window
   polarity     each term the claim states or denies has the same polarity in the aligned
                window clause, counting negations and antonyms ("not enabled" = "disabled";
-               "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear")
+               "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear"; the
+               values of one slot exclude each other: "accepted" against "blocked"). A
+               negation denies the word it reaches ("nothing from X is tracked" denies
+               "tracked"); the words after that one in its statement count neither way
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
   modality     "must", "can", "should" agree where both clauses say one
   roles        two parties (names, or role nouns such as "owner") on either side of a word
@@ -26,7 +29,11 @@ shares most of its terms), and compares their structure:
   numbers      a comparison or superlative the window does not state agrees with the numbers
                it gives each party ("Team allows more than Enterprise" where Team has 100
                and Enterprise 300 is not the window's)
-  conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught
+  conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
+               an exception ("unless X", "except when X") the window does not make, where it
+               states X plainly; "only when X" where the window's condition says more than X
+  quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
+               both numbers
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
                places
 
@@ -54,6 +61,7 @@ _NAME = re.compile(r"(?<![^\W_])(?:[A-Z][^\W_]*|[^\W\d_]+\d[^\W_]*|\d+[^\W\d_][^
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
 _PASSIVE_AGENT = "by"
+_CAPITALISED = re.compile(r"(?<![^\W_])[A-Z][^\W_]*")
 _COPULAS = frozenset("is are was were be been being equals means".split())
 
 
@@ -81,6 +89,22 @@ def _same_value(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+_STRICT = frozenset("over above under below exceeding beyond".split())
+
+
+def _strict(text: str, quantity: Quantity) -> str:
+    """The words that put `quantity` (of `text`) strictly above or below its value ("more than
+    20", "over 20", "fewer than 20"), or ""; a window that gives the value itself says otherwise."""
+    tokens = read(text)
+    before = tokens[max(0, quantity.start - 2) : quantity.start]
+    compared = len(before) == 2 and before[1].word == "than" and before[0].key in lexicon().comparative
+    if compared and before[0].joined and before[1].joined and tokens[quantity.start].joined:
+        return f"{before[0].word} than"
+    if before and before[-1].word in _STRICT and tokens[quantity.start].joined:
+        return before[-1].word
+    return ""
+
+
 def _quantity_problem(claim: str, window: str) -> str | None:
     have = quantities_of(window)
     for quantity in quantities_of(claim):
@@ -102,6 +126,8 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                     return f"states {_show(quantity)}, the context says {other}"
             if not same:
                 return f"states {_show(quantity)}, which the context does not"
+        if same and all(not q.bound and not _strict(window, q) for q in same) and _strict(claim, quantity):
+            return f"says '{_strict(claim, quantity)} {_show(quantity)}', the context says {same[0].text}"
         bounds = {q.bound for q in same}
         if quantity.bound in {"at_most", "at_least"} and bounds and quantity.bound not in bounds:
             other = "at_least" if quantity.bound == "at_most" else "at_most"
@@ -110,19 +136,51 @@ def _quantity_problem(claim: str, window: str) -> str | None:
     return None
 
 
+# Negations that open a noun phrase and deny its verb: "Nothing from your calendar is tracked"
+# denies "tracked", not "calendar"; "Neither your data nor your login is deleted" denies "deleted".
+_PRONOUN_NEGATIONS = frozenset("nothing nobody none neither nor".split())
+_SCOPE_ENDS = frozenset(
+    "and but or so which that who whose while whereas because unless until if when once".split()
+)
+_VERB_OPENERS = _COPULAS | frozenset(
+    "can could will would may might must should do does did has have had".split()
+)
+
+
 def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     """(key, polarity) of each content word: polarity -1 when a negation before it (within
-    four words, skipping function words) denies it, else +1."""
+    four words, skipping function words) denies it; 0 for the words after a denied one up to
+    the end of its statement (punctuation, "and", "which", "unless"...): "does not require a
+    credit card" and "no credit card is needed" deny one word each, and neither affirms the
+    rest; else +1. A negation that opens a noun phrase ("nothing", "neither", "nobody")
+    denies the first word after the phrase's verb, not the phrase. ("no more than" and "no
+    longer than" are bounds, read as one word: they deny nothing.)"""
     found: list[tuple[str, int]] = []
     pending = 0
-    for token in tokens:
+    scope = False  # after a denied word, up to the end of its statement
+    held = False  # a pronoun negation waiting for its verb
+    for i, token in enumerate(tokens):
         if token.negation:
-            pending = 4
+            rest = tokens[i + 1 :]
+            held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
+            pending = 0 if held else 4
             continue
+        if held:
+            if token.word in _VERB_OPENERS:
+                held, pending = False, 4
+            elif not token.stop:
+                found.append((token.key, 1))
+            continue
+        if not token.joined or token.word in _SCOPE_ENDS:
+            scope = False  # a negation's scope ends at punctuation or where a new statement starts
         if token.stop or token.word in _SKIPPED_AFTER_NEGATION:
             pending = max(0, pending - 1)
             continue
-        found.append((token.key, -1 if pending else 1))
+        if pending:
+            found.append((token.key, -1))
+            scope = True
+        else:
+            found.append((token.key, 0 if scope else 1))
         pending = 0
     return found
 
@@ -136,11 +194,16 @@ def _polarity(key: str, other: dict[str, set[int]]) -> set[int] | None:
     return turned or None
 
 
+_IF_OPENERS = frozenset("provided providing assuming supposing".split())  # "provided" alone reads "give"
+
+
 def _condition(tokens: tuple[Token, ...]) -> str:
     """The clause's first "if" or "unless" (lexicon.toml [conditions], phrases such as "as long
-    as" included), or "". "even if" is neither."""
+    as" included, and "provided" opening the clause), or "". "even if" is neither."""
     table = lexicon().condition
     keys = [t.key for t in tokens]
+    if tokens and tokens[0].word in _IF_OPENERS:
+        return "if"  # "Provided the weeks are not locked, ..."
     for i in range(len(keys)):
         for size in (3, 2, 1):
             found = table.get("_".join(keys[i : i + size]))
@@ -185,12 +248,42 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         if condition and other and condition != other:
             moved.setdefault(piece, []).append(polarity is not None and sign in polarity)
             continue
-        if polarity is not None and sign not in polarity:
+        if polarity is not None and sign and sign not in polarity and 0 not in polarity:
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
     for piece, kept in moved.items():
         if len(kept) >= 2 and all(kept):
             other = "unless" if condition == "if" else "if"
             return f"says '{condition}' where the context says '{other}' ('{piece.strip()}')"
+    return None
+
+
+_WITHOUT = frozenset("without except excluding unless".split())
+
+
+def _exception_problem(clause: str, window: str) -> str | None:
+    """An exception the window does not make: "Unless they are on Business, owners can set the
+    limit" (or "..., except when they come from the mobile apps") where the window's clause
+    about it states the excepted part plainly, as what the rule is about ("Owners on Business
+    can set the limit"). The terms after "unless" or "except" (up to the next punctuation mark)
+    are found in the sentence of the aligned window clause, with no exception, condition or
+    negation there."""
+    tokens = read(clause)
+    table = lexicon().condition
+    start = next((i for i, t in enumerate(tokens) if table.get(t.key) == "unless"), None)
+    if start is None:
+        return None
+    end = next((j for j in range(start + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+    excepted = {t.key for t in tokens[start + 1 : end] if not (t.stop or t.negation)}
+    if not excepted:
+        return None
+    aligned = _aligned(clause, window)  # its sentence: "After X, ..., and then Y" states X
+    piece = next((x for x in split_sentences(window) if aligned in x), aligned)
+    theirs = read(piece)
+    if any(t.negation or t.key in table or t.word in _WITHOUT for t in theirs):
+        return None
+    said = {key for key, sign in _terms(theirs) if sign > 0}
+    if len(excepted & said) * 2 > len(excepted):
+        return f"makes an exception of what the context states plainly ('{piece.strip()}')"
     return None
 
 
@@ -427,6 +520,68 @@ def _class_problem(
     return None
 
 
+def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
+    """Each modal of a clause (lexicon.toml [modals]) with whether it is denied and the word it
+    governs (the next content word): -1 with a negation just before it or right after it
+    ("does not need", "need not", "can no longer sign"), 0 with a negation further before it
+    ("no credit card is needed" denies the card as much), else +1."""
+    table = lexicon().modal
+    found = []
+    for i, token in enumerate(tokens):
+        if token.key in table:
+            near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
+            sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
+            governed = next(
+                (
+                    t.key
+                    for t in tokens[i + 1 :]
+                    if not (t.stop or t.negation or t.number is not None or t.key in table)
+                    and t.word not in _SKIPPED_AFTER_NEGATION
+                ),
+                "",
+            )
+            found.append((table[token.key], sign, governed))
+    return found
+
+
+def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """The same modal of the same verb denied on one side only: "A workspace does not need an
+    Owner" where the window says it "must always have at least one Owner"."""
+    theirs = _modal_signs(window)
+    for kind, sign, governed in _modal_signs(claim):
+        other = {s for k, s, g in theirs if k == kind and g == governed}
+        if sign and other and 0 not in other and sign not in other:
+            said = "not " + kind if sign < 0 else kind
+            return f"says '{said}' where the context says the opposite"
+    return None
+
+
+_EARLIER = frozenset({"before"})
+_LATER = frozenset({"once", "after"})
+
+
+def _event_order_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "before X" where the window says "once X" or "after X" (or the other way round): the
+    terms after the word, up to the next punctuation mark, are mostly the same."""
+
+    def spans(tokens: tuple[Token, ...], words: frozenset[str]) -> list[tuple[str, set[str]]]:
+        found = []
+        for i, t in enumerate(tokens):
+            if t.word in words:
+                end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+                found.append((t.word, {u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)}))
+        return found
+
+    for mine, other in ((_EARLIER, _LATER), (_LATER, _EARLIER)):
+        for word, span in spans(claim, mine):
+            if not span or any(len(span & s) * 2 > len(span) for _, s in spans(window, mine)):
+                continue
+            said = [w for w, s in spans(window, other) if len(span & s) * 2 > len(span)]
+            if said:
+                return f"says '{word}' where the context says '{said[0]}'"
+    return None
+
+
 def _parties(tokens: tuple[Token, ...], found: frozenset[str]) -> list[tuple[int, str]]:
     roles = lexicon().roles
     return [(i, t.key) for i, t in enumerate(tokens) if not t.stop and (t.word in roles or t.stem in found)]
@@ -547,10 +702,12 @@ def _binding_problem(claim: str, window: str, parties: frozenset[str] | set[str]
 
 @functools.lru_cache(maxsize=1 << 12)
 def _vocabulary(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The words of `text`, and their stems and synonym keys (remembered: every claim of an
-    answer is looked up in the same contexts)."""
+    """The words of `text`, and their stems and synonym keys, with the stem of each word of a
+    phrase (remembered: every claim of an answer is looked up in the same contexts)."""
     tokens = read(text)
-    return frozenset(t.word for t in tokens), frozenset(t.stem for t in tokens) | {t.key for t in tokens}
+    parts = {stem(part) for t in tokens if " " in t.word for part in t.word.split()}  # "At" of "At least"
+    keys = {t.stem for t in tokens} | {t.key for t in tokens} | parts
+    return frozenset(t.word for t in tokens), frozenset(keys)
 
 
 def copied(claim: str, window: str) -> bool:
@@ -586,7 +743,10 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         return f"names '{missing[0]}', which the context does not"
     lex = lexicon()
     known = names(context or window)  # "Solo" opening the claim is still the plan's name
-    parties = claim_names | {t.stem for t in read(claim) if t.word in lex.roles or t.stem in known}
+    written = {stem(word.lower()) for word in _CAPITALISED.findall(plain(claim))}  # "Solo", not "set"
+    parties = claim_names | {
+        t.stem for t in read(claim) if t.word in lex.roles or (t.stem in known and t.stem in written)
+    }
     problem = _binding_problem(claim, window, parties) or _role_missing(read(claim), whole)
     if problem:
         return problem
@@ -600,9 +760,12 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         sentence = read(next((x for x in split_sentences(window) if aligned in x), window))
         problem = (
             _polarity_problem(clause, window)
+            or _exception_problem(clause, window)
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.modal, "says")
+            or _modal_denied(mine, theirs)
+            or _event_order_problem(mine, theirs)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
             or _cause_problem(mine, theirs)
@@ -631,9 +794,41 @@ def _clause_problem(claim: str, context: str) -> str | None:
     return None
 
 
+_CONDITION_OPENERS = frozenset("when whenever while once if after before until".split())
+
+
+def _spans(tokens: tuple[Token, ...]) -> list[set[str]]:
+    """The terms of each condition a reading states: from "when", "while", "if", "once"... (or
+    a condition of lexicon.toml) up to the next punctuation mark."""
+    table = lexicon().condition
+    found = []
+    for i, t in enumerate(tokens):
+        if t.word in _CONDITION_OPENERS or t.key in table:
+            end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+            found.append({u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)})
+    return found
+
+
 def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
-    """ "Only" (or "just", "solely") in the claim restricts what the window may not."""
-    table = lexicon().quantifier
-    if any(table.get(t.key) == "only" for t in claim) and not any(table.get(t.key) == "only" for t in window):
-        return "says 'only', which the context does not"
-    return None
+    """ "Only" (or "just", "solely") in the claim restricts what the window may not. "Only
+    when ..." ("only if", "only works once", within three words) states a condition, which the
+    window states too when it requires it ("SCIM requires SAML to be configured first") or
+    makes a condition that says nothing the claim leaves out ("while a timer is running"; not
+    "when it reaches 80% and 100%" for "only when it reaches 100%")."""
+    lex = lexicon()
+    table = lex.quantifier
+    found = [i for i, t in enumerate(claim) if table.get(t.key) == "only"]
+    if not found or any(table.get(t.key) == "only" for t in window):
+        return None
+    conditional = all(  # "only if", "only when", "only works once"
+        any(t.word in _CONDITION_OPENERS or t.key in lex.condition for t in claim[i + 1 : i + 4])
+        for i in found
+    )
+    if conditional:
+        if any(lex.modal.get(t.key) == "must" for t in window):
+            return None
+        mine = {t.key for t in claim if not (t.stop or t.negation)}
+        asked = set().union(*_spans(claim[found[0] :]))
+        if any(span & asked and span <= mine for span in _spans(window)):
+            return None
+    return "says 'only', which the context does not"

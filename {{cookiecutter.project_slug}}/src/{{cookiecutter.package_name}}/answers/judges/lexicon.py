@@ -24,6 +24,7 @@ def _key(word: str) -> str:
 @dataclass(frozen=True)
 class Lexicon:
     phrases: tuple[tuple[str, ...], ...]  # multi-word entries, longest first, as word tuples
+    function_phrases: frozenset[str]  # keys of phrases that only say "if", "must", "at least"...: not terms
     canonical: dict[str, str]  # a word's key -> the key of its synonym group's first word
     opposite: dict[str, frozenset[str]]  # canonical key -> canonical keys that say the opposite
     converse: dict[str, frozenset[str]]  # the same, for comparisons that turn around
@@ -64,25 +65,61 @@ def lexicon() -> Lexicon:
         return {key: frozenset(value) for key, value in found.items()}
 
     def classes(table: dict[str, list[str]]) -> dict[str, str]:
-        return {note(word): name for name, words in table.items() for word in words}
+        """Each word's key, and the key of its synonym group as a reading gives it ("several"
+        reads "many", and is still "some"), mapped to its class."""
+        found: dict[str, str] = {}
+        for name, words in table.items():
+            for word in words:
+                key = note(word)
+                found.setdefault(key, name)
+                found.setdefault(canonical.get(key, key), name)
+        return found
 
     units: dict[str, tuple[str, float | None]] = {}
     for dimension, table in data["units"].items():
         for word, factor in table.items():
             units[note(word)] = (dimension, None if dimension == "count" else float(factor))
+    # Every table is read before the phrases are collected, so "even if", "a few", "as long as"
+    # and "no more than" read as one word each, whichever list names them.
+    opposite, converse = pairs("antonyms"), pairs("converse")
+    for values in data["incompatible"].values():  # every value of a slot against every other value
+        keys = [{canonical.get(note(word), _key(word)) for word in value} for value in values]
+        for a, left in enumerate(keys):
+            for right in keys[a + 1 :]:
+                for x in left:
+                    opposite.setdefault(x, frozenset())
+                    opposite[x] |= right - {x}
+                for y in right:
+                    opposite[y] = opposite.get(y, frozenset()) | (left - {y})
+    quantifier, modal = classes(data["quantifiers"]), classes(data["modals"])
+    condition, bound = classes(data["conditions"]), classes(data["bounds"])
+    comparative, superlative = classes(data["comparatives"]), classes(data["superlatives"])
+    functional = set(quantifier) | set(modal) | set(condition) | set(bound)
+    # A bound that opens with a comparison ("more than", "less than") stays two words: the
+    # comparison keeps its word ("costs more than Solo"), and the bound is read by joining keys.
+    kept = {
+        phrase
+        for phrase in phrases
+        if not (_key(" ".join(phrase)) in bound and _key(phrase[0]) in comparative)
+    }
     return Lexicon(
-        phrases=tuple(sorted(phrases, key=len, reverse=True)),
+        phrases=tuple(sorted(kept, key=len, reverse=True)),
+        function_phrases=frozenset(
+            key
+            for key in (_key(" ".join(phrase)) for phrase in kept)
+            if key in functional and key not in canonical
+        ),
         canonical=canonical,
-        opposite=pairs("antonyms"),
-        converse=pairs("converse"),
-        quantifier=classes(data["quantifiers"]),
-        modal=classes(data["modals"]),
-        condition=classes(data["conditions"]),
-        bound=classes(data["bounds"]),
+        opposite=opposite,
+        converse=converse,
+        quantifier=quantifier,
+        modal=modal,
+        condition=condition,
+        bound=bound,
         unit=units,
         roles=frozenset(form for word in data["roles"] for form in (word, word + "s", word + "es")),
-        comparative=classes(data["comparatives"]),
-        superlative=classes(data["superlatives"]),
+        comparative=comparative,
+        superlative=superlative,
         prefixes=tuple(data["negating_prefixes"]),
         not_prefixed=frozenset(_key(word) for word in data["not_negating"]),
     )

@@ -11,6 +11,7 @@ the tokens `read` returns, never on raw text. Reading:
   - Each word is stemmed (the light stemmer: "refunded", "refunds", "refundable" meet) and
     mapped to the first word of its synonym group in lexicon.toml ("delete" reads "remove");
     multi-word entries ("turn on", "sign in") read as one word.
+  - "keep" before a verb in -ing reads "continue" ("keeps counting").
   - A number with a unit is one quantity in its dimension's base unit, so "90 minutes" and
     "an hour and a half" are the same term, and so are "48 hours" and "two days".
 The choice is fixed here and never read from the [tokenizer] settings, so tuning the retriever
@@ -19,6 +20,7 @@ cannot change a verdict (the verdict cache, whose key leaves [tokenizer] out, re
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -133,7 +135,8 @@ def read(text: str) -> tuple[Token, ...]:
     gaps = [text[a.end() : b.start()] for a, b in itertools.pairwise(matches)]
     joined = [True] + [gap.isspace() or not _BREAK.search(gap) for gap in gaps]
     stems = [stem(word) for word in words]
-    canonical = lexicon().canonical
+    lex = lexicon()
+    canonical, functional = lex.canonical, lex.function_phrases
     phrases = _phrases()
     tokens: list[Token] = []
     i = 0
@@ -149,10 +152,21 @@ def read(text: str) -> tuple[Token, ...]:
             stop = word in STOPWORDS
         else:
             word, key = " ".join(words[i : i + size]), "_".join(stems[i : i + size])
-            number, stop = None, False
+            number, stop = None, key in functional  # "as long as" says "if"; it is not a term
         tokens.append(Token(word, key, canonical.get(key, key), number, stop, joined[i]))
         i += size
-    return tuple(tokens)
+    return tuple(_aspect(tokens, canonical))
+
+
+def _aspect(tokens: list[Token], canonical: dict[str, str]) -> list[Token]:
+    """ "keep" before a verb in -ing says "continue" ("the app keeps tracking"), not "retain"."""
+    go_on = canonical.get("keep_on")
+    for i, token in enumerate(tokens[:-1]):
+        after = tokens[i + 1]
+        gerund = after.word.endswith("ing") and len(after.word) > 5 and after.joined
+        if go_on and token.key == "keep" and gerund:
+            tokens[i] = token._replace(key=go_on)
+    return tokens
 
 
 _HALF = (["and", "a", "half"], ["and", "an", "half"])
@@ -217,6 +231,16 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
         text = " ".join(words(i, j))
         found.append(Quantity(value * factor, dimension, _bound(tokens, i, j), i, j, text))
         i = j
+    return _between(tokens, found)
+
+
+def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]:
+    """ "between 15 minutes and 24 hours": the first is a lower bound, the second an upper one."""
+    for n, (low, high) in enumerate(itertools.pairwise(found)):
+        opened = low.start > 0 and tokens[low.start - 1].word == "between" and not low.bound
+        if opened and high.start == low.end + 1 and tokens[low.end].word == "and" and not high.bound:
+            found[n] = dataclasses.replace(low, bound="at_least")
+            found[n + 1] = dataclasses.replace(high, bound="at_most")
     return found
 
 
@@ -231,8 +255,10 @@ def _bound(tokens: tuple[Token, ...], start: int, end: int) -> str:
     for size in (3, 2, 1):
         if len(before) >= size and "_".join(before[-size:]) in lex.bound:
             return lex.bound["_".join(before[-size:])]
-    after = "_".join(t.key for t in tokens[end : end + 2] if t.joined)
-    return lex.bound.get(after, "")
+    after = [t.key for t in itertools.takewhile(lambda t: t.joined, tokens[end : end + 2])]
+    if after and "_" in after[0] and after[0] in lex.bound:
+        return lex.bound[after[0]]  # "or more", read as one word
+    return lex.bound.get("_".join(after), "")
 
 
 @functools.lru_cache(maxsize=1 << 15)
