@@ -138,6 +138,39 @@ def started(backend: str, address: str = "", workers: int = 2) -> Iterator[Execu
         yield executor
 
 
+def model_handle(executor: Executor, model: Any, source: str, revision: str | None) -> Any:
+    """What the pieces of a model's work are given: the loaded model itself in this process;
+    for a cluster, (source, revision, torch threads), sent once, from which `model_for` loads
+    the same model on each worker and runs it with this process's thread count (another
+    count sums in another order and changes the last float digits)."""
+    if executor.name == "local":
+        return model
+    import torch  # the model is loaded, so torch is already imported
+
+    return executor.share((source, revision, torch.get_num_threads()))
+
+
+def model_for(handle: Any, kind: str, load: Callable[[str, str | None], Any], fix: str) -> Any:
+    """The model a piece runs, from `model_handle`'s handle: on a worker, `load(source,
+    revision)` once per process, the torch threads set as the handle says; a model the
+    worker cannot load is ExecutorError with `fix`."""
+    if not isinstance(handle, tuple):
+        return handle
+    source, revision, threads = handle
+    import torch
+
+    torch.set_num_threads(threads)
+
+    def make() -> Any:
+        try:
+            return load(source, revision)
+        except Exception as error:
+            problem = f"a worker cannot load the {kind} model {source!r}: {type(error).__name__}: {error}"
+            raise ExecutorError(problem, fix) from None
+
+    return remembered(f"{kind}\0{source}\0{revision}", make)
+
+
 _memo: dict[str, Any] = {}
 _memo_lock = threading.Lock()
 

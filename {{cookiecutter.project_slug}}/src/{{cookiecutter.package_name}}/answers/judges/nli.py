@@ -44,34 +44,16 @@ def entailment_index(id2label: dict[Any, str]) -> int:
 # runs them: the model sorts a call's pairs by length before batching, so the pieces, not
 # the executor, decide which pairs share a batch, and the scores are equal either way.
 PIECE_BATCHES = 16
-
-
-def _model(source: str, revision: str | None) -> Any:
-    """The CrossEncoder at `source`, loaded once per process (a cluster's worker keeps it)."""
-
-    def load() -> Any:
-        try:
-            return load_cross_encoder(source, revision)
-        except (ImportError, OSError, ValueError) as error:
-            raise execution.ExecutorError(
-                f"a worker cannot load the NLI model {source!r}: {type(error).__name__}: {error}",
-                "install the project with its nli extra on every worker, with the model at the same "
-                "path (or in each worker's Hugging Face cache)",
-            ) from None
-
-    return execution.remembered(f"nli\0{source}\0{revision}", load)
+WORKER_FIX = (
+    "install the project with its nli extra on every worker, with the model at the same path "
+    "(or in each worker's Hugging Face cache)"
+)
 
 
 def _probabilities(model: Any, batch_size: int, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
-    """Label probabilities of one piece of (window, claim) pairs. `model` is the CrossEncoder
-    itself (in this process) or (source, revision, torch threads), which a worker loads once
-    and runs with this process's thread count (another count changes the last digits)."""
-    if isinstance(model, tuple):  # (source, revision, torch threads): as in this process
-        source, revision, threads = model
-        import torch
-
-        torch.set_num_threads(threads)
-        model = _model(source, revision)
+    """Label probabilities of one piece of (window, claim) pairs; `model` is the handle of
+    execution.model_handle (the CrossEncoder itself in this process)."""
+    model = execution.model_for(model, "NLI", load_cross_encoder, WORKER_FIX)
     rows = model.predict(list(pairs), batch_size=batch_size, apply_softmax=True, show_progress_bar=False)
     return [[float(p) for p in row] for row in rows]
 
@@ -99,12 +81,7 @@ class NLIJudge:
         claims = [claim for claim, _ in items]
         pairs = [(window, claim) for claim, found in zip(claims, per_item, strict=True) for window in found]
         executor = execution.current()
-        if executor.name == "local":
-            model = self.model
-        else:
-            import torch  # loaded with the model: the workers use this process's thread count
-
-            model = executor.share((self.source, self.revision, torch.get_num_threads()))
+        model = execution.model_handle(executor, self.model, self.source, self.revision)
         pieces = execution.fixed(pairs, self.batch_size * PIECE_BATCHES)
         answered = executor.map(_probabilities, pieces, model, self.batch_size)
         probabilities = [row for piece in answered for row in piece]

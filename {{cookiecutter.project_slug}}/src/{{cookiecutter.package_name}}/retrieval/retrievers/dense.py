@@ -153,28 +153,13 @@ ENCODE_PIECE = 4096
 
 
 def _encode(model: Any, batch_size: int, texts: Sequence[str]) -> np.ndarray:
-    """Normalised float32 embeddings of one piece. `model` is the SentenceTransformer itself
-    (in this process) or (source, revision, torch threads), which a cluster's worker loads
-    once and runs with the threads this process uses: a different thread count sums in
-    another order, changing the last float digits."""
-    if isinstance(model, tuple):
-        source, revision, threads = model
-        import torch
-
-        torch.set_num_threads(threads)
-
-        def load() -> Any:
-            try:
-                return _load(source, revision)
-            except Exception as error:
-                raise execution.ExecutorError(
-                    f"a worker cannot load the embedding model {source!r}: {type(error).__name__}: {error}",
-                    "install the project on every worker with the model at the same path (or in "
-                    "each worker's Hugging Face cache)",
-                ) from None
-
-        model = execution.remembered(f"dense\0{source}\0{revision}", load)
-    encoded: np.ndarray = model.encode(
+    """Normalised float32 embeddings of one piece; `model` is the handle of
+    execution.model_handle (the SentenceTransformer itself in this process)."""
+    fix = "install the project on every worker, with the model at the same path (or in each worker's cache)"
+    loaded = execution.model_for(
+        model, "embedding", lambda source, revision: _load(source, revision or ""), fix
+    )
+    encoded: np.ndarray = loaded.encode(
         list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
     ).astype(np.float32)
     return encoded
@@ -183,13 +168,8 @@ def _encode(model: Any, batch_size: int, texts: Sequence[str]) -> np.ndarray:
 def encode_texts(model: Any, texts: list[str], options: Options) -> np.ndarray:
     """`texts` encoded on the run's executor, in pieces of ENCODE_PIECE, in order."""
     executor = execution.current()
-    if executor.name == "local":
-        shared = model
-    else:
-        import torch  # loaded with the model: the workers use this process's thread count
-
-        shared = executor.share((model_source(options.model), options.revision, torch.get_num_threads()))
-    pieces = executor.map(_encode, execution.fixed(texts, ENCODE_PIECE), shared, options.batch_size)
+    handle = execution.model_handle(executor, model, model_source(options.model), options.revision)
+    pieces = executor.map(_encode, execution.fixed(texts, ENCODE_PIECE), handle, options.batch_size)
     return np.concatenate(pieces) if pieces else np.zeros((0, 0), dtype=np.float32)
 
 
