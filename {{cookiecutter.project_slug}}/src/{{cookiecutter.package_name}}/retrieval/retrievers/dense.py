@@ -105,7 +105,7 @@ def _model_identity(options: Options, source: str) -> str:
 
 
 # What the cached vectors are, besides the model: a change here must never reuse old vectors.
-_ENCODING = "normalize_embeddings=True float32"
+_ENCODING = "normalize_embeddings=True float32 hex-keys"
 _MAX_SHARDS = 8  # more shards than this in a model's folder are merged into one
 
 
@@ -117,15 +117,17 @@ def _cache_folder(options: Options) -> Path:
     return Path(options.cache_dir) / hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
-def _text_key(text: str) -> bytes:
-    return hashlib.sha256(text.encode()).digest()[:16]
+def _text_key(text: str) -> str:
+    """A text's key in the cache: hex, so it survives numpy's fixed-width strings whole (a
+    byte string ending in NUL would come back shorter and never be found again)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _read_shards(folder: Path) -> tuple[list[Path], dict[bytes, np.ndarray]]:
+def _read_shards(folder: Path) -> tuple[list[Path], dict[str, np.ndarray]]:
     """The shard files found and the vectors they hold, by text key. A shard that vanished
     (merged by a concurrent run) or cannot be read is skipped: its texts are encoded again."""
     shards: list[Path] = []
-    vectors: dict[bytes, np.ndarray] = {}
+    vectors: dict[str, np.ndarray] = {}
     for shard in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
         try:
             with np.load(shard) as stored:
@@ -137,9 +139,9 @@ def _read_shards(folder: Path) -> tuple[list[Path], dict[bytes, np.ndarray]]:
     return shards, vectors
 
 
-def _write_shard(folder: Path, keys: list[bytes], rows: np.ndarray) -> Path:
+def _write_shard(folder: Path, keys: list[str], rows: np.ndarray) -> Path:
     buffer = io.BytesIO()
-    np.savez(buffer, keys=np.array(keys, dtype="S16"), vectors=rows)
+    np.savez(buffer, keys=np.array(keys, dtype="U32"), vectors=rows)
     content = buffer.getvalue()
     path = folder / f"{hashlib.sha256(content).hexdigest()[:32]}.npz"
     write_atomic(path, content)

@@ -100,6 +100,18 @@ def test_the_cache_is_shared_by_runs_and_choices_but_never_by_another_model(
     assert len(list(cache.iterdir())) == 2, "a folder per model"
 
 
+def test_every_text_is_found_again_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2,000 texts: a second build encodes none of them (about 8 of their keys would end in a
+    NUL byte as raw digests, which numpy's fixed-width bytes drop: those were never found)."""
+    model = StandIn()
+    monkeypatch.setattr(dense, "load_model", lambda options: model)
+    documents = [Document(f"d{i}", f"text number {i}", "") for i in range(2_000)]
+    dense.build(documents, str.split, {"cache_dir": str(tmp_path)})
+    assert len(model.encoded) == 2_000
+    again = dense.build(documents, str.split, {"cache_dir": str(tmp_path)})
+    assert (again.encoding.encoded, again.encoding.cached) == (0, 2_000) and len(model.encoded) == 2_000
+
+
 def test_a_model_that_cannot_load_is_invalid_input_naming_the_setting(tmp_path: Path) -> None:
     """Offline and not a local folder: exit-2 error pointing at [retriever] model in eval.toml."""
     text = TINY_CONFIG.replace("[retriever]\n", '[retriever]\nmodel = "no-such-team/no-such-model"\n')
