@@ -52,7 +52,9 @@ def write_project(
                 out.write(
                     json.dumps({"id": query_id, "question": queries[query_id], "relevant": judged}) + "\n"
                 )
-    options = 'cache_dir = "embeddings"\n' if retriever == "dense" else ""
+    # The embedding cache in this run's own folder (cache_dir is relative to the working
+    # directory): each run encodes from scratch.
+    options = f'cache_dir = "{(root / "embeddings").as_posix()}"\n' if retriever == "dense" else ""
     (root / "eval.toml").write_text(
         '[data]\ncorpus = "corpus.jsonl"\ngolden = "golden.jsonl"\nbaseline = "baseline.json"\n'
         'report = "report.json"\n[retrieval]\nk = 10\ndepth = 100\nmetrics = ["ndcg@10", "recall@100"]\n'
