@@ -237,7 +237,7 @@ def dask_cluster() -> Iterator[str]:
     started once per test process for the Dask executor's tests (the test group installs it)."""
     distributed = pytest.importorskip("distributed", reason="the test group installs dask[distributed]")
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
     )
     try:
         yield cluster.scheduler_address
