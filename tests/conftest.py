@@ -73,8 +73,9 @@ def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def baseline_form(run: dict) -> dict:
     """A run report's JSON in the form `baseline` commits: the top k of each ranking, the ranks
-    of the relevant documents, the answers without their text (see the generated project's
-    inputs/reports.py)."""
+    of the relevant documents, the answers without their text, and none of the run's own
+    counts (the `run` section: calls made, outputs cached); see the generated project's
+    inputs/reports.py."""
     k = run["settings"]["k"]
     for row in run["questions"]:
         ranked = [doc_id for doc_id, _ in row["retrieved"]]
@@ -83,6 +84,7 @@ def baseline_form(run: dict) -> dict:
         if row.get("answer"):
             row["answer"]["text"] = ""
     run.pop("holdout", None)
+    run.pop("run", None)
     return run
 
 
