@@ -6,7 +6,9 @@ At scale the judge remembers what it has read (each context's windows, each text
 answers an item asked twice from its first verdict, and settles a claim copied from its
 context before scoring any window. Each verdict must be the one the plain reading of the
 rules gives: the judge written out below without any of that, item by item, on every
-sentence of the demo corpus and on answers made at random from it."""
+sentence of the first SAMPLE documents of this project's corpus (the whole demo corpus; a
+bounded sample of yours, so that the plain judge stays quick on a large collection) and on
+answers made at random from them."""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ from {{ cookiecutter.package_name }}.answers.judges.lexicon import opposites
 from {{ cookiecutter.package_name }}.answers.judges.words import content_terms, term_set
 
 THRESHOLD = 0.5
-DEMO = Path(__file__).parents[3] / "evals" / "corpus.jsonl"
+CORPUS = Path(__file__).parents[3] / "evals" / "corpus.jsonl"
+SAMPLE = 40  # documents read: the demo's 40, or the first 40 of a team's own corpus
 
 
 def plain_coverage(claim: str, window: str) -> float:
@@ -66,9 +69,8 @@ def plain_verdict(claim: str, contexts: tuple[str, ...]) -> Verdict:
 
 
 def _documents() -> list[str]:
-    return [
-        json.loads(line)["text"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+    lines = [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line)["text"] for line in lines[:SAMPLE]]
 
 
 WORDS = "not never all some only must can more fewer before after within 30 days 12 hours Okta admins".split()
