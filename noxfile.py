@@ -81,7 +81,9 @@ def bench(session: nox.Session) -> None:
     `nox -s bench -- --only metrics --json /tmp/bench.json`."""
     project = bake_and_install(session, "hybrid")
     # bm25s: the reference sparse-matrix BM25; dask: the project's executor extra.
-    session.install("pytrec-eval-terrier", "ranx", "nox", "cookiecutter", "bm25s", "dask[distributed]>=2024.8")
+    session.install(
+        "pytrec-eval-terrier", "ranx", "nox", "cookiecutter", "bm25s", "dask[distributed]>=2024.8"
+    )
     scifact = os.environ.get("SCIFACT", str(ROOT.parent / "shared" / "datasets" / "scifact"))
     package = next((project / "src").iterdir()).name
     with session.chdir(session.create_tmp()):  # the embedding cache goes here
