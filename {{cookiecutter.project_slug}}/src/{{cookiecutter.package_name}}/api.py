@@ -58,7 +58,12 @@ class Hit(_Pair):
     towards document metrics: retrieval/passages.py.
     """
 
-    # A tuple subclass cannot have slots: the chunk lives in the instance dict, set once.
+    # A tuple subclass cannot have slots: a chunk's (start, end, chunk_id) lives in the
+    # instance dict, set once. A whole-document hit reads this class-level None, and so never
+    # gets an instance dict at all (reading `hit.__dict__` would make one: 64 bytes for each
+    # of the millions of hits a large run holds).
+    _chunk: tuple[int | None, int | None, str | None] | None = None
+
     def __new__(
         cls,
         doc_id: str,
@@ -69,7 +74,7 @@ class Hit(_Pair):
     ) -> Hit:
         hit = super().__new__(cls, doc_id, score)
         if start is not None or end is not None or chunk_id is not None:
-            hit.__dict__.update(start=start, end=end, chunk_id=chunk_id)
+            hit.__dict__["_chunk"] = (start, end, chunk_id)
         return hit
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -78,27 +83,22 @@ class Hit(_Pair):
     @property
     def start(self) -> int | None:
         """Offset of the chunk's first character in the document's text; None: whole document."""
-        start: int | None = self.__dict__.get("start")
-        return start
+        return None if self._chunk is None else self._chunk[0]
 
     @property
     def end(self) -> int | None:
         """Offset just past the chunk's last character; None: whole document."""
-        end: int | None = self.__dict__.get("end")
-        return end
+        return None if self._chunk is None else self._chunk[1]
 
     @property
     def chunk_id(self) -> str | None:
         """The chunk's id in the team's store, if it gave one."""
-        chunk_id: str | None = self.__dict__.get("chunk_id")
-        return chunk_id
+        return None if self._chunk is None else self._chunk[2]
 
     @property
     def chunk(self) -> tuple[int | None, int | None, str | None] | None:
         """(start, end, chunk_id), or None for a whole-document hit."""
-        if self.start is None and self.end is None and self.chunk_id is None:
-            return None
-        return (self.start, self.end, self.chunk_id)
+        return self._chunk
 
     def __eq__(self, other: object) -> bool:
         same = tuple.__eq__(self, other)

@@ -28,6 +28,7 @@ from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
 from .execution import ExecutorError, started, using
+from .execution.heap import settle, settling
 from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
 from .gate.fit import check_baseline, describe, fit_baseline
 from .gate.holdout import check_disjoint
@@ -140,6 +141,7 @@ class Built:
         self.caller = _caller(config, system, progress)
         with progress.step("indexing"):
             self.retriever = self._build_retriever()
+        settle()  # the index lives as long as the run
         self.known: dict[str, list[Hit]] = {}
         self._generator: Generator | None = None
 
@@ -254,6 +256,7 @@ def running(config: Config) -> Iterator[None]:
             time_limit(config.run.timeout),
             started(table.backend, table.address, table.workers) as executor,
             using(executor),
+            settling(),  # what the run keeps is left out of the collector's walks (execution/heap.py)
         ):
             yield
     except ExecutorError as error:
@@ -298,6 +301,7 @@ def evaluate_split(
     corpus, retriever = built.corpus, built.retriever
     chunks: list[list[Hit]] = []  # each question's chunks as retrieved, for the passage metrics
     ranked = retrieve_all(retriever, questions, corpus, config.depth, golden, chunks, built.searching())
+    settle()  # and so do the hits
     # The metrics and rows follow [retrieval] ties; the generator gets the retriever's own order.
     in_order = evaluated_order(ranked, config.retrieval.ties)
     if warning := tie_warning([question.id for question in questions], ranked, in_order):

@@ -67,6 +67,11 @@ class Question:
     passages: list[Passage] = field(default_factory=list)  # none: no passage metrics for it
 
 
+# A \u escape of a surrogate (U+D800 to U+DFFF), paired or not: the one way a decoded line can
+# hold a lone surrogate, so lines without one skip the check that re-encodes the whole value.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; reject anything else, and a path
     that is not a regular file of at most `limit` bytes (reading.py)."""
@@ -85,7 +90,8 @@ def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator
         # Strict: a key twice, NaN, a number too long for int(), nesting too deep (reading.py).
         value = parse_json(text, path, "write exactly one JSON object per line", number)
         try:  # "\ud800"-style escapes decode to text that can never be written back as UTF-8
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
+            if _SURROGATE_ESCAPE.search(line):  # only such an escape makes one: UTF-8 cannot
+                json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise EvalInputError(
                 path, "holds a \\u escape of a lone surrogate, which is not a character", "remove it", number

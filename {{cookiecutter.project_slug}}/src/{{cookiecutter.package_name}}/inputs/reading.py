@@ -150,12 +150,17 @@ def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+# One decoder for every parse: json.loads with hooks builds a new one per call, which costs
+# more than parsing a short line (a corpus has one per document).
+_STRICT = json.JSONDecoder(object_pairs_hook=unique_pairs, parse_constant=no_constant)
+
+
 def parse_json(text: str, path: Path, fix: str, line: int | None = None, prefix: str = "") -> Any:
     """Parse `text` strictly (see the module docstring); EvalInputError naming the file, the
     line (for a JSON Lines file, `line` is the line `text` came from) or the key, and `fix`.
     `prefix`, when given, starts each problem (e.g. "the baseline report is ")."""
     try:
-        return json.loads(text, object_pairs_hook=unique_pairs, parse_constant=no_constant)
+        return _STRICT.decode(text)
     except json.JSONDecodeError as error:
         where = line if line is not None else error.lineno
         problem = f"{prefix}not valid JSON: {error.msg} (column {error.colno})"

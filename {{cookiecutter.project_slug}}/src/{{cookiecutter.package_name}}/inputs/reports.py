@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import EvalInputError
+from ..execution.heap import settling
 from .files import write_atomic
 from .reading import REPORT_LIMIT, parse_json, read_data
 
@@ -554,7 +555,8 @@ def dumps(report: Report) -> str:
 
 
 def write_report(path: Path, report: Report) -> None:
-    write_atomic(path, dumps(report))
+    with settling():  # the report's rows are many small objects, and none is garbage
+        write_atomic(path, dumps(report))
 
 
 def read_report(path: Path, *, what: str = "baseline") -> Report:

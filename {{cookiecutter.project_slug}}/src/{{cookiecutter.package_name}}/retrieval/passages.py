@@ -54,10 +54,8 @@ Span = tuple[str, int, int]  # (document id, start, end): the text a hit hands o
 
 def has_chunks(found: object) -> bool:
     """Does this retriever answer carry chunks (any hit with offsets or a chunk id)?"""
-    # A whole-document Hit has an empty instance dict: Hit.__new__ fills it only for a chunk,
-    # so this reads `hit.chunk is not None` without three property calls per hit.
     return isinstance(found, list | tuple) and any(
-        isinstance(hit, Hit) and bool(hit.__dict__) for hit in found
+        isinstance(hit, Hit) and hit.chunk is not None for hit in found
     )
 
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from ..api import Tokenizer
 from ..text.words import ENGLISH_STOPWORDS, LUCENE_STOPWORDS, SNOWBALL_STEMMERS, StemWords, snowball_stemmer
 
 # What [tokenizer] can choose from, by name. The lists and stemmers themselves are the
@@ -61,16 +60,19 @@ class TokenizerSettings:
         return pattern
 
 
-# The default pattern's matches in ASCII text, found without the regular expression engine:
-# in ASCII, \w is exactly [A-Za-z0-9_], so turning every other character into a space and
-# splitting on spaces gives the same words, about twice as fast.
+# The default pattern's matches found without the regular expression engine, for speed. In
+# ASCII, \w is exactly [A-Za-z0-9_]: in the UTF-8 bytes, every other ASCII byte becomes a
+# space and the bytes of other characters stay as they are (a multi-byte character has no
+# ASCII byte in it, so the text stays valid UTF-8). Splitting that text on whitespace gives
+# pieces that only a character beyond ASCII can still join wrongly ("a\u2013b", "\u00b15"), and those
+# rare pieces go through the pattern itself: the same words as `findall` on the whole text.
 _ASCII_NOT_WORD_TO_SPACE = bytes(
-    c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else ord(" ") for c in range(256)
+    c if c >= 128 or chr(c).isalnum() or chr(c) == "_" else ord(" ") for c in range(256)
 )
 
 
 def words_finder(pattern: str) -> Callable[[str], list[str]]:
-    """`re.compile(pattern).findall`, with a faster path for the default pattern on ASCII text."""
+    """`re.compile(pattern).findall`, with a faster path for the default pattern."""
     findall = re.compile(pattern).findall
     if pattern != r"\w+":
         return findall
@@ -78,7 +80,16 @@ def words_finder(pattern: str) -> Callable[[str], list[str]]:
     def words(text: str) -> list[str]:
         if text.isascii():
             return text.encode("ascii").translate(_ASCII_NOT_WORD_TO_SPACE).decode("ascii").split()
-        return findall(text)
+        pieces = text.encode("utf-8").translate(_ASCII_NOT_WORD_TO_SPACE).decode("utf-8").split()
+        if all(map(str.isascii, pieces)):  # only the spaces were beyond ASCII
+            return pieces
+        found: list[str] = []
+        for piece in pieces:
+            if piece.isascii():
+                found.append(piece)
+            else:
+                found.extend(findall(piece))
+        return found
 
     return words
 
@@ -116,24 +127,36 @@ class _Terms(dict[str, str]):
         return term
 
 
-def make_tokenizer(settings: TokenizerSettings) -> Tokenizer:
-    """Return a function from text to the list of its tokens, in order, repeats kept: the
-    pattern's matches (in the lowercased text, if `lowercase`), without those shorter than
-    `min_length` and the stop words, each then stemmed if a stemmer is set.
+class WordTokenizer:
+    """The tokenizer of the [tokenizer] settings: called on a text, it returns its tokens, in
+    order, repeats kept: the pattern's matches (in the lowercased text, if `lowercase`),
+    without those shorter than `min_length` and the stop words, each then stemmed if a
+    stemmer is set.
 
-    Each distinct word is filtered and stemmed once (`_Terms`), so a large corpus costs a
-    dictionary look-up per word; the tokens are those of the definition above."""
-    find_words = words_finder(settings.pattern)
-    lowercase = settings.lowercase
-    terms = _Terms(settings)
-    term_of = terms.__getitem__
+    Each distinct word is filtered and stemmed once (`terms`, a _Terms), so a large corpus
+    costs a dictionary look-up per word. A retriever that indexes many texts may take the two
+    steps apart: `words(text)` then `terms` (as bm25.py does, to give each word its term's id
+    in one pass); the tokens are those of the definition above either way."""
 
-    def tokenize(text: str) -> list[str]:
-        words = find_words(text.lower() if lowercase else text)
+    def __init__(self, settings: TokenizerSettings) -> None:
+        self._find_words = words_finder(settings.pattern)
+        self._lowercase = settings.lowercase
+        self.terms = _Terms(settings)
+
+    def words(self, text: str) -> list[str]:
+        """The pattern's matches, in the lowercased text if `lowercase`: each becomes
+        `terms[word]` if `terms.kept(word)`, and is dropped otherwise."""
+        return self._find_words(text.lower() if self._lowercase else text)
+
+    def __call__(self, text: str) -> list[str]:
+        words, terms = self.words(text), self.terms
         if not terms.stemmed_to_nothing:
-            tokens = list(filter(None, map(term_of, words)))  # "" marks a dropped word
+            tokens = list(filter(None, map(terms.__getitem__, words)))  # "" marks a dropped word
             if not terms.stemmed_to_nothing:
                 return tokens
-        return [term_of(word) for word in words if terms.kept(word)]  # "" is a term: filter on words
+        return [terms[word] for word in words if terms.kept(word)]  # "" is a term: filter on words
 
-    return tokenize
+
+def make_tokenizer(settings: TokenizerSettings) -> WordTokenizer:
+    """The tokenizer the [tokenizer] settings describe (WordTokenizer)."""
+    return WordTokenizer(settings)

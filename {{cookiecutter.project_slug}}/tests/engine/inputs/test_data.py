@@ -168,6 +168,24 @@ def test_invalid_utf8_is_rejected_with_its_line(tmp_path: Path) -> None:
     assert "UTF-8" in str(error)
 
 
+@pytest.mark.parametrize("escape", ["\\ud800", "\\uDFFF", "\\udbff x", "\\ude00\\ud83d"])
+def test_a_lone_surrogate_escape_is_refused_with_its_line(tmp_path: Path, escape: str) -> None:
+    """A \\u escape of half a surrogate pair (any case, or a pair in the wrong order) decodes
+    to text that cannot be written as UTF-8: refused at its line, as the raw bytes would be."""
+    raw = json.dumps(GOOD_DOC).encode() + b'\n{"id": "doc-2", "text": "a ' + escape.encode() + b'"}\n'
+    error = corpus_error(tmp_path, [], raw=raw)
+    assert_names_file_line_and_fix(error, tmp_path / "corpus.jsonl", 2)
+    assert "lone surrogate" in str(error)
+
+
+def test_escaped_characters_and_surrogate_pairs_load(tmp_path: Path) -> None:
+    """Escapes of ordinary characters and of a whole surrogate pair are text like any other."""
+    raw = b'{"id": "d", "title": "\\u00e9t\\u00e9", "text": "smile \\ud83d\\ude00, \\\\ud800 is a word"}\n'
+    (tmp_path / "corpus.jsonl").write_bytes(raw)
+    document = load_corpus(tmp_path / "corpus.jsonl")["d"]
+    assert (document.title, document.text) == ("\u00e9t\u00e9", "smile \U0001f600, \\ud800 is a word")
+
+
 @pytest.mark.parametrize("content", ["", "\n\n  \n"], ids=["empty", "only-blank-lines"])
 def test_empty_files_are_rejected(tmp_path: Path, content: str) -> None:
     """An empty corpus or golden set would evaluate nothing and pass every gate."""

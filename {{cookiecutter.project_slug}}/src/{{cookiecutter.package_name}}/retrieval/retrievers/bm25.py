@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,7 @@ import scipy.sparse
 from ...api import Document, Hit, Tokenizer
 from ..chunks import Chunks, chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
+from ..tokens import WordTokenizer
 from . import parse_options
 
 
@@ -41,6 +44,26 @@ class Options:
     b: float = field(default=0.4, metadata={"range": (0, 1)})  # length normalisation (0 = none, 1 = full)
     chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
     chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
+
+
+class _NextId(dict[str, int]):
+    """term -> id: a term not seen yet gets the next id (0, 1, 2, ... in order of first look-up)."""
+
+    def __missing__(self, term: str) -> int:
+        self[term] = term_id = len(self)
+        return term_id
+
+
+class _WordIds(dict[str, int]):
+    """word -> its term's id (-1: dropped), computed by `of_word` once per distinct word."""
+
+    def __init__(self, of_word: Callable[[str], int]) -> None:
+        super().__init__()
+        self.of_word = of_word
+
+    def __missing__(self, word: str) -> int:
+        self[word] = term_id = self.of_word(word)
+        return term_id
 
 
 @dataclass(frozen=True)
@@ -61,10 +84,40 @@ class Postings:
         """The postings of documents given as their tokens, in order."""
         n = len(token_lists)
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
-        tokens = [token for tokens in token_lists for token in tokens]
-        vocabulary = {term: i for i, term in enumerate(dict.fromkeys(tokens))}
-        term_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        del tokens
+        # Term ids in order of first occurrence, every token's id in one pass over the tokens.
+        vocabulary = _NextId()
+        id_of = vocabulary.__getitem__
+        ids = array("q")
+        for tokens in token_lists:
+            ids.extend(map(id_of, tokens))
+        return cls._of_ids(vocabulary, np.frombuffer(ids, dtype=np.int64), lengths)
+
+    @classmethod
+    def of_texts(cls, texts: Iterable[str], tokenize: Tokenizer) -> Postings:
+        """`count([tokenize(text) for text in texts])`. With the [tokenizer] settings' own
+        tokenizer, each word goes straight to its term's id (the same ids, in the same order:
+        a term's id is given at its first token either way), without a list of tokens per
+        text: a third of the time of indexing a large corpus."""
+        if not isinstance(tokenize, WordTokenizer):
+            return cls.count([tokenize(text) for text in texts])
+        vocabulary, terms = _NextId(), tokenize.terms
+        word_ids = _WordIds(lambda word: vocabulary[terms[word]] if terms.kept(word) else -1)
+        id_of, words = word_ids.__getitem__, tokenize.words
+        ids, ends = array("q"), array("q")
+        for text in texts:
+            ids.extend(map(id_of, words(text)))  # -1: a dropped word (too short, a stop word)
+            ends.append(len(ids))
+        every = np.frombuffer(ids, dtype=np.int64)
+        kept = every >= 0
+        kept_before = np.concatenate(([0], np.cumsum(kept)))  # kept words before each position
+        lengths = np.diff(kept_before[np.concatenate(([0], np.frombuffer(ends, dtype=np.int64)))])
+        return cls._of_ids(vocabulary, every[kept], lengths)
+
+    @classmethod
+    def _of_ids(cls, vocabulary: dict[str, int], term_ids: np.ndarray, lengths: np.ndarray) -> Postings:
+        """The postings of every token's term id, the texts' tokens one after another
+        (`lengths[i]` of them for text i)."""
+        n = len(lengths)
         # One row per document, a 1 per token: summing the duplicates of a row counts its terms.
         index_type = np.int32 if max(n, len(vocabulary)) < 2**31 and len(term_ids) < 2**31 else np.int64
         counts = scipy.sparse.csr_array(
@@ -75,11 +128,12 @@ class Postings:
             ),
             shape=(n, len(vocabulary)),
         )
+        del term_ids
         counts.sum_duplicates()
         by_term = counts.tocsc()  # column t: the documents holding term t, positions ascending
         by_term.sort_indices()
         return cls(
-            vocabulary,
+            dict(vocabulary),
             by_term.indptr.astype(np.int64),
             by_term.indices,
             by_term.data,
@@ -106,7 +160,7 @@ class BM25Retriever:
     def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
         chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
         indexed = documents if chunks is None else chunks.units  # what is scored
-        postings = Postings.count([tokenize(f"{doc.title}\n{doc.text}") for doc in indexed])
+        postings = Postings.of_texts((f"{doc.title}\n{doc.text}" for doc in indexed), tokenize)
         self._setup(options, tokenize, [d.id for d in documents], chunks, postings)
 
     def _setup(

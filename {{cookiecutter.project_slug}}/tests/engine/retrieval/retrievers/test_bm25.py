@@ -73,6 +73,38 @@ corpora = st.lists(
 questions = st.lists(st.sampled_from([*WORDS, "unknown", "SSO", "sso"]), max_size=6).map(" ".join)
 
 
+any_settings = st.builds(
+    TokenizerSettings,
+    lowercase=st.booleans(),
+    pattern=st.sampled_from([r"\w+", r"[a-z0-9-]+"]),
+    min_length=st.integers(1, 4),
+    stopwords=st.sampled_from(["english", "lucene", "none"]),
+    stemmer=st.sampled_from(["none", "porter", "english"]),
+)
+any_texts = st.lists(
+    st.lists(
+        st.sampled_from([*WORDS, "the", "The", "a", "of", "SSO", "Regulated", "naïve", "x-y", "é"])
+        | st.just("\u03b1\u2013\u03b2")  # alpha, en dash, beta
+        | st.text(max_size=5),
+        max_size=10,
+    ).map(" ".join),
+    max_size=8,
+)
+
+
+@given(any_settings, any_texts)
+def test_postings_of_texts_are_those_of_their_tokens(settings: TokenizerSettings, texts: list[str]) -> None:
+    """Indexing with the [tokenizer] settings' own tokenizer takes a path of its own (each
+    word straight to its term's id, dropped words left out): the same vocabulary, in the same
+    order, and the same postings as counting the tokens the tokenizer returns."""
+    fast = bm25.Postings.of_texts(texts, make_tokenizer(settings))
+    tokenize = make_tokenizer(settings)
+    plain = bm25.Postings.count([tokenize(text) for text in texts])
+    assert list(fast.vocabulary.items()) == list(plain.vocabulary.items())
+    for name in ("start", "documents", "frequencies", "lengths"):
+        assert np.array_equal(getattr(fast, name), getattr(plain, name)), name
+
+
 @given(corpora, questions, st.integers(1, 15))
 def test_scores_and_order_are_the_formulas(documents: list[Document], question: str, depth: int) -> None:
     """Same documents, same doubles, same order as the reference: repeated query tokens
