@@ -28,7 +28,7 @@ from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
 from .execution import ExecutorError, started, using
-from .execution.heap import settle, settling
+from .execution.heap import paused, settle, settling
 from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
 from .gate.fit import check_baseline, describe, fit_baseline
 from .gate.holdout import check_disjoint
@@ -315,10 +315,11 @@ def evaluate_split(
         ),
         config.metrics,
     )
-    rows = [
-        _row(question, hits, config, {name: float(column[i]) for name, column in values.items()})
-        for i, (question, hits) in enumerate(zip(questions, in_order, strict=True))
-    ]
+    with paused():  # a row per question, a pair per hit: many objects, no cycles
+        rows = [
+            _row(question, hits, config, {name: float(column[i]) for name, column in values.items()})
+            for i, (question, hits) in enumerate(zip(questions, in_order, strict=True))
+        ]
     evaluated = sum(1 for row in rows if row.metrics is not None)
     if evaluated == 0:
         raise EvalInputError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from {{ cookiecutter.package_name }}.execution.heap import settle, settling
+from {{ cookiecutter.package_name }}.execution.heap import paused, settle, settling
 
 
 class Node:
@@ -53,3 +53,16 @@ def test_a_cycle_made_after_the_last_settle_is_collected_inside_the_block() -> N
         del node
         gc.collect()
         assert gone() is None
+
+
+def test_paused_stops_collections_and_restores_the_collector_as_it_was() -> None:
+    with paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled(), "a collector someone else switched off stays off"
+    finally:
+        gc.enable()

@@ -21,7 +21,6 @@ index (`with_options`: the sweep's `query_time_options`) without tokenizing agai
 from __future__ import annotations
 
 import dataclasses
-import gc
 import math
 from array import array
 from collections.abc import Callable, Iterable
@@ -32,6 +31,7 @@ import numpy as np
 import scipy.sparse
 
 from ...api import Document, Hit, Tokenizer
+from ...execution.heap import paused
 from ..chunks import Chunks, chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
 from ..tokens import WordTokenizer
@@ -225,13 +225,8 @@ class BM25Retriever:
         """`search` for each question, in order, with Python's cyclic garbage collector paused
         meanwhile: the hits are many small objects that form no cycles, and collecting while
         they pile up (the evaluator keeps every question's) cost a third of the search time."""
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with paused():
             return [self.search(question, depth) for question in questions]
-        finally:
-            if collecting:
-                gc.enable()
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> BM25Retriever:
