@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -84,14 +85,17 @@ def trec_order(hits: Iterable[Hit]) -> list[Hit]:
 
     trec_eval ignores a run's rank column and sorts by its float32 scores, breaking ties by
     comparing document ids byte by byte, larger first (Python's string order is the same for
-    UTF-8 text); every scored run we read or write is ordered by this rule.
+    UTF-8 text); every scored run we read or write is ordered by this rule. A list already in
+    that order is returned itself, not copied (the hits of a large run are millions).
     """
-    listed = list(hits)
+    listed = hits if isinstance(hits, list) else list(hits)
     scores = as_float32(np.array([hit.score for hit in listed], dtype=np.float64))
     if bool(np.all(scores[1:] < scores[:-1])):  # already strictly decreasing: no tie to break
         return listed
-    tied = scores.tolist()
-    order = sorted(range(len(listed)), key=lambda i: (tied[i], listed[i].doc_id), reverse=True)
+    keys = list(zip(scores.tolist(), [hit.doc_id for hit in listed], strict=True))
+    if all(map(operator.gt, keys, keys[1:])):  # ties already broken by id, descending
+        return listed
+    order = sorted(range(len(listed)), key=keys.__getitem__, reverse=True)
     return [listed[i] for i in order]
 
 
@@ -116,7 +120,7 @@ def tie_warning(
     otherwise = [
         qid
         for qid, given, used in zip(ids, ranked, in_order, strict=True)
-        if any(a.doc_id != b.doc_id for a, b in zip(given, used, strict=True))
+        if given is not used and [hit[0] for hit in given] != [hit[0] for hit in used]
     ]
     if not otherwise:
         return None
