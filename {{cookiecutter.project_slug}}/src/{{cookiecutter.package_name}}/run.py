@@ -742,6 +742,13 @@ def check_outputs(
             check_output(Path(step_summary), "step summary ($GITHUB_STEP_SUMMARY)", inputs, protected=evals)
 
 
+def save_report(path: Path, report: Report) -> None:
+    """write_report, with the cyclic collector paused: a large report's JSON is millions of
+    small objects, none of them garbage (execution/heap.py)."""
+    with paused():
+        write_report(path, report)
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
@@ -763,7 +770,7 @@ def _evaluate_and_write(
     summary and the questions that failed (every question with `show_all`) unless quiet."""
     judge_stats: dict[str, int] = {}
     report = evaluate(config, system, judge_stats, Progress(show_progress and interactive()))
-    write_report(target, report.for_baseline() if baseline else report)
+    save_report(target, report.for_baseline() if baseline else report)
     if not quiet:
         print(format_table(report, config.display.max_listed, show_all=show_all))
         print(cache_line(judge_stats))
@@ -859,7 +866,7 @@ def run_gate(
     # this run's files or none, never last run's summary beside this run's report.
     for stale in (config.summary, config.html):
         stale.unlink(missing_ok=True)
-    write_report(config.report, report)
+    save_report(config.report, report)
     summary = write_summary(markdown_summary(view), config.summary)
     write_atomic(config.html, html_report(view))
     counts = report.counts

@@ -57,7 +57,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import EvalInputError
-from ..execution.heap import paused
 from .files import write_atomic
 from .reading import REPORT_LIMIT, parse_json, read_data
 
@@ -555,9 +554,7 @@ def dumps(report: Report) -> str:
 
 
 def write_report(path: Path, report: Report) -> None:
-    with paused():  # the report's JSON is millions of small objects, and none is garbage
-        text = dumps(report)
-    write_atomic(path, text)
+    write_atomic(path, dumps(report))
 
 
 def read_report(path: Path, *, what: str = "baseline") -> Report:
