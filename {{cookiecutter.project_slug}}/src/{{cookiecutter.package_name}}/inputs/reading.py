@@ -150,9 +150,9 @@ def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-# One decoder for every parse: json.loads with hooks builds a new one per call, which costs
-# more than parsing a short line (a corpus has one per document).
-_STRICT = json.JSONDecoder(object_pairs_hook=unique_pairs, parse_constant=no_constant)
+# The strict decoder (a key twice, NaN), one for every parse: json.loads with hooks builds a
+# new one per call, which costs more than parsing a short line (a corpus has one per document).
+STRICT_JSON = json.JSONDecoder(object_pairs_hook=unique_pairs, parse_constant=no_constant)
 
 
 def parse_json(text: str, path: Path, fix: str, line: int | None = None, prefix: str = "") -> Any:
@@ -160,7 +160,7 @@ def parse_json(text: str, path: Path, fix: str, line: int | None = None, prefix:
     line (for a JSON Lines file, `line` is the line `text` came from) or the key, and `fix`.
     `prefix`, when given, starts each problem (e.g. "the baseline report is ")."""
     try:
-        return _STRICT.decode(text)
+        return STRICT_JSON.decode(text)
     except json.JSONDecodeError as error:
         where = line if line is not None else error.lineno
         problem = f"{prefix}not valid JSON: {error.msg} (column {error.colno})"

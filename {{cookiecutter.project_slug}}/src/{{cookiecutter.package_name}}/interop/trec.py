@@ -34,7 +34,7 @@ from typing import Any
 
 from ..api import Hit
 from ..errors import EvalInputError
-from ..inputs.reading import CORPUS_LIMIT, DuplicateKey, no_constant, read_data, unique_pairs
+from ..inputs.reading import CORPUS_LIMIT, STRICT_JSON, DuplicateKey, read_data
 from ..retrieval.ranking import trec_order
 
 AllQrels = dict[str, dict[str, int]]  # {query id: {document id: grade}}
@@ -84,7 +84,7 @@ def _line_of(text: str, *keys: str) -> int | None:
 
 def _load_json(path: Path, text: str, fix: str) -> dict[str, Any]:
     try:
-        value = json.loads(text, object_pairs_hook=unique_pairs, parse_constant=no_constant)
+        value = STRICT_JSON.decode(text)
     except json.JSONDecodeError as error:
         raise EvalInputError(
             path, f"not valid JSON: {error.msg} (column {error.colno})", fix, error.lineno

@@ -64,8 +64,8 @@ class TokenizerSettings:
 # ASCII, \w is exactly [A-Za-z0-9_]: in the UTF-8 bytes, every other ASCII byte becomes a
 # space and the bytes of other characters stay as they are (a multi-byte character has no
 # ASCII byte in it, so the text stays valid UTF-8). Splitting that text on whitespace gives
-# pieces that only a character beyond ASCII can still join wrongly ("a\u2013b", "\u00b15"), and those
-# rare pieces go through the pattern itself: the same words as `findall` on the whole text.
+# pieces that only a character beyond ASCII can still join wrongly (an en dash, a plus-minus
+# sign), and those rare pieces go through the pattern itself: the same words as `findall`.
 _ASCII_NOT_WORD_TO_SPACE = bytes(
     c if c >= 128 or chr(c).isalnum() or chr(c) == "_" else ord(" ") for c in range(256)
 )
