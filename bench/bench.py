@@ -144,7 +144,7 @@ def section_scale(
                 t = time.perf_counter()
                 retriever = bm25(*args, **kwargs)
                 totals["build_retriever"] += time.perf_counter() - t
-                search = retriever.search
+                search = retriever.search_many  # the evaluator asks all questions at once
 
                 def timed_search(*a, **k):
                     t = time.perf_counter()
@@ -153,7 +153,7 @@ def section_scale(
                     finally:
                         totals["search (all questions)"] += time.perf_counter() - t
 
-                retriever.search = timed_search
+                retriever.search_many = timed_search
                 return retriever
 
             result = run.evaluate(config, api.System(build_timed_search, stand_in.build))

@@ -45,7 +45,7 @@ from typing import Any, TypeGuard
 
 from ..api import Document, Hit
 from ..inputs.data import Passage, Question
-from .ranking import RetrieverOutputError, check_hits, require_non_increasing
+from .ranking import RetrieverOutputError, check_hits, chunk_of, require_non_increasing
 
 COVER_SHARE = 0.5  # a chunk covers a passage when it overlaps at least this share of it
 
@@ -54,9 +54,11 @@ Span = tuple[str, int, int]  # (document id, start, end): the text a hit hands o
 
 def has_chunks(found: object) -> bool:
     """Does this retriever answer carry chunks (any hit with offsets or a chunk id)?"""
-    return isinstance(found, list | tuple) and any(
-        isinstance(hit, Hit) and hit.chunk is not None for hit in found
-    )
+    if not isinstance(found, list | tuple):
+        return False
+    if set(map(type, found)) == {Hit}:  # the common case, in one pass that runs in C
+        return any(map(chunk_of, found))
+    return any(isinstance(hit, Hit) and hit.chunk is not None for hit in found)
 
 
 def _offset(value: object) -> TypeGuard[int]:

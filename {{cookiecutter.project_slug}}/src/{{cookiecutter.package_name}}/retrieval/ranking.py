@@ -161,6 +161,10 @@ def top_hits(
     return whole_document_hits([doc_ids[i] for i in order.tolist()], scores[order].tolist())
 
 
+# `hit.chunk` without the property's call (a chunk is a non-empty tuple, else None): where
+# every hit of a ranking is read, as in the checks of each answer.
+chunk_of: Callable[[Hit], tuple[int | None, int | None, str | None] | None] = operator.attrgetter("_chunk")
+
 # Hit(doc_id, score) for a whole document is the bare pair: built by tuple's own constructor,
 # skipping Hit's Python-level one, since a ranking of a large corpus makes many of them.
 _pair_as_hit = functools.partial(tuple.__new__, Hit)
@@ -206,7 +210,7 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
         raise RetrieverOutputError(f"asked for at most {depth} hits, got {len(hits)}")
     fast = _well_formed(hits, known_ids)
     if fast is not None:
-        return require_non_increasing(fast)
+        return require_non_increasing(*fast)
     checked: list[Hit] = []
     seen: set[str] = set()
     for position, hit in enumerate(hits, start=1):
@@ -226,29 +230,39 @@ def check_hits(hits: object, depth: int, known_ids: set[str] | dict[str, Any]) -
     return require_non_increasing(checked)
 
 
-def _well_formed(hits: list[Any] | tuple[Any, ...], known_ids: set[str] | dict[str, Any]) -> list[Hit] | None:
-    """The checked hits when every rule of check_hits holds, found with whole-list operations
-    (a large run checks millions of hits); None when any rule may be broken, so that
-    check_hits walks the hits one by one and names the first broken rule."""
+def _well_formed(
+    hits: list[Any] | tuple[Any, ...], known_ids: set[str] | dict[str, Any]
+) -> tuple[list[Hit], list[float]] | None:
+    """The checked hits and their scores when every rule of check_hits holds, found with
+    whole-list operations that run in C (a large run checks millions of hits); None when any
+    rule may be broken, so that check_hits walks the hits one by one and names the first
+    broken rule."""
+    kinds = set(map(type, hits))
+    if not kinds <= {Hit, tuple} or (tuple in kinds and set(map(len, hits)) != {2}):
+        return None  # a Hit is always a pair
+    if not hits:
+        return [], []
+    doc_ids, given = zip(*hits, strict=True)
     try:
-        if not all(type(hit) is Hit or (type(hit) is tuple and len(hit) == 2) for hit in hits):
-            return None
-        doc_ids = [hit[0] for hit in hits]
-        scores = [float(hit[1]) for hit in hits]
+        scores = list(map(float, given))
     except (TypeError, ValueError):
         return None
-    if not all(type(doc_id) is str for doc_id in doc_ids) or len(set(doc_ids)) != len(doc_ids):
+    if set(map(type, doc_ids)) != {str} or len(set(doc_ids)) != len(doc_ids):
         return None
-    if not all(doc_id in known_ids for doc_id in doc_ids) or not all(map(math.isfinite, scores)):
+    if not all(map(known_ids.__contains__, doc_ids)) or not all(map(math.isfinite, scores)):
         return None
-    return whole_document_hits(doc_ids, scores)
+    if kinds == {Hit} and set(map(type, given)) == {float} and not any(map(chunk_of, hits)):
+        return list(hits), scores  # already the hits it would make (as the shipped retrievers give)
+    return whole_document_hits(doc_ids, scores), scores
 
 
-def require_non_increasing(checked: list[Hit]) -> list[Hit]:
-    """`checked` itself when its scores never increase down the list, compared in float32 as
-    trec_eval reads them; RetrieverOutputError naming the first rise otherwise."""
+def require_non_increasing(checked: list[Hit], scores: Sequence[float] | None = None) -> list[Hit]:
+    """`checked` itself when its scores (`scores`, when the caller has them as a list
+    already) never increase down the list, compared in float32 as trec_eval reads them;
+    RetrieverOutputError naming the first rise otherwise."""
     # All scores at once, in float32: one conversion per ranking, not one per hit.
-    tied = as_float32(np.array([hit.score for hit in checked], dtype=np.float64))
+    given = [hit.score for hit in checked] if scores is None else scores
+    tied = as_float32(np.array(given, dtype=np.float64))
     rises = np.flatnonzero(tied[1:] > tied[:-1])
     if len(rises):
         i = int(rises[0]) + 1

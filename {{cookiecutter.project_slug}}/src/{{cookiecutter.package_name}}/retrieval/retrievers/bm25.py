@@ -25,17 +25,27 @@ import math
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import scipy.sparse
 
 from ...api import Document, Hit, Tokenizer
+from ...execution.forked import map_forked
 from ...execution.heap import paused
 from ..chunks import Chunks, chunk_corpus
+from ..executor import Threads, usable_cores
 from ..ranking import ascending_id_rank, top_hits
 from ..tokens import WordTokenizer
 from . import parse_options
+
+# Questions a search thread takes at a time (search_many): enough that handing out a slice
+# costs nothing beside ranking it, few enough that the threads finish together.
+SEARCH_SLICE = 64
+# Texts from which indexing is shared among the cores (Postings.of_texts): below it, starting
+# a process costs more than it saves.
+FORKED_TEXTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -97,21 +107,24 @@ class Postings:
         """`count([tokenize(text) for text in texts])`. With the [tokenizer] settings' own
         tokenizer, each word goes straight to its term's id (the same ids, in the same order:
         a term's id is given at its first token either way), without a list of tokens per
-        text: a third of the time of indexing a large corpus."""
+        text: a third of the time of indexing a large corpus. A large corpus is then cut into
+        one run of texts per usable core, each turned into ids at the same time as the
+        others (execution/forked.py), and the runs' ids joined into the corpus's own."""
         if not isinstance(tokenize, WordTokenizer):
             return cls.count([tokenize(text) for text in texts])
-        vocabulary, terms = _NextId(), tokenize.terms
-        word_ids = _WordIds(lambda word: vocabulary[terms[word]] if terms.kept(word) else -1)
-        id_of, words = word_ids.__getitem__, tokenize.words
-        ids, ends = array("q"), array("q")
-        for text in texts:
-            ids.extend(map(id_of, words(text)))  # -1: a dropped word (too short, a stop word)
-            ends.append(len(ids))
-        every = np.frombuffer(ids, dtype=np.int64)
-        kept = every >= 0
-        kept_before = np.concatenate(([0], np.cumsum(kept)))  # kept words before each position
-        lengths = np.diff(kept_before[np.concatenate(([0], np.frombuffer(ends, dtype=np.int64)))])
-        return cls._of_ids(vocabulary, every[kept], lengths)
+        texts = list(texts)
+        cores = usable_cores() if len(texts) >= FORKED_TEXTS else 1
+        size = max(1, -(-len(texts) // cores))  # ceiling: at most `cores` runs
+        runs = [texts[i : i + size] for i in range(0, len(texts), size)] or [texts]
+        vocabulary = _NextId()
+        ids, lengths = [], []
+        for terms, run_ids, run_lengths in map_forked(partial(_term_ids, tokenize=tokenize), runs):
+            # A run's term i is the corpus's term `to_corpus[i]`: terms new to the corpus get
+            # the next ids in the order the run met them, as one pass over all texts would.
+            to_corpus = np.fromiter(map(vocabulary.__getitem__, terms), dtype=np.int64, count=len(terms))
+            ids.append(to_corpus[run_ids])
+            lengths.append(run_lengths)
+        return cls._of_ids(vocabulary, np.concatenate(ids), np.concatenate(lengths))
 
     @classmethod
     def _of_ids(cls, vocabulary: dict[str, int], term_ids: np.ndarray, lengths: np.ndarray) -> Postings:
@@ -152,6 +165,23 @@ class Postings:
         tf = self.frequencies
         per_posting: np.ndarray = np.repeat(idf[which], df) * tf * (k1 + 1) / (tf + norm[self.documents])
         return per_posting
+
+
+def _term_ids(texts: list[str], tokenize: WordTokenizer) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The texts' tokens as ids of their own small vocabulary: (its terms, by id; every kept
+    token's id, the texts one after another; each text's number of tokens)."""
+    vocabulary, terms = _NextId(), tokenize.terms
+    word_ids = _WordIds(lambda word: vocabulary[terms[word]] if terms.kept(word) else -1)
+    id_of, words = word_ids.__getitem__, tokenize.words
+    ids, ends = array("q"), array("q")
+    for text in texts:
+        ids.extend(map(id_of, words(text)))  # -1: a dropped word (too short, a stop word)
+        ends.append(len(ids))
+    every = np.frombuffer(ids, dtype=np.int64)
+    kept = every >= 0
+    kept_before = np.concatenate(([0], np.cumsum(kept)))  # kept words before each position
+    lengths = np.diff(kept_before[np.concatenate(([0], np.frombuffer(ends, dtype=np.int64)))])
+    return list(vocabulary), every[kept], lengths
 
 
 class BM25Retriever:
@@ -197,10 +227,12 @@ class BM25Retriever:
         derived._setup(parsed, self.tokenize, self.doc_ids, self.chunks, self.postings, self.tiebreak)
         return derived
 
-    def scores(self, question: str) -> np.ndarray:
-        """Every indexed unit's score for `question` (0 where it shares no term)."""
+    def _terms(self, question: str) -> list[int]:
+        """The ids of the question's tokens that some indexed unit holds, in its order."""
         known = self.postings.vocabulary.get
-        terms = [term for term in map(known, self.tokenize(question)) if term is not None]
+        return [term for term in map(known, self.tokenize(question)) if term is not None]
+
+    def _scores_of(self, terms: list[int]) -> np.ndarray:
         units = len(self.postings.lengths)
         if not terms:
             return np.zeros(units)
@@ -215,18 +247,36 @@ class BM25Retriever:
             minlength=units,
         )
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        scores = self.scores(question)
+    def _ranked(self, terms: list[int], depth: int) -> list[Hit]:
+        scores = self._scores_of(terms)
         if self.chunks is not None:
             return self.chunks.top(scores, depth)
         return top_hits(scores, self.doc_ids, self.tiebreak, depth)
 
+    def scores(self, question: str) -> np.ndarray:
+        """Every indexed unit's score for `question` (0 where it shares no term)."""
+        return self._scores_of(self._terms(question))
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        return self._ranked(self._terms(question), depth)
+
     def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
-        """`search` for each question, in order, with Python's cyclic garbage collector paused
-        meanwhile: the hits are many small objects that form no cycles, and collecting while
-        they pile up (the evaluator keeps every question's) cost a third of the search time."""
+        """`search` for each question, in order, the same hits.
+
+        The questions are tokenized first, one after another on this thread (a tokenizer,
+        a team's own included, need not be thread-safe); then slices of them are scored and
+        ranked on one thread per usable core (`usable_cores`): numpy's additions, partitions
+        and sorts release the GIL, so two cores search 10k questions in about two thirds of
+        the time. Python's cyclic garbage collector is paused meanwhile: the hits are many
+        small objects that form no cycles, and collecting while they pile up (the evaluator
+        keeps every question's) cost a third of the search time."""
         with paused():
-            return [self.search(question, depth) for question in questions]
+            asked = [self._terms(question) for question in questions]
+            slices = [asked[i : i + SEARCH_SLICE] for i in range(0, len(asked), SEARCH_SLICE)]
+            ranked = Threads(usable_cores()).map_ordered(
+                lambda part: [self._ranked(terms, depth) for terms in part], slices
+            )
+            return [hits for part in ranked for hits in part]
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> BM25Retriever:

@@ -12,6 +12,7 @@ operations in the same order), so rankings, tie order and the stand-in generator
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 
 import numpy as np
@@ -96,13 +97,18 @@ any_texts = st.lists(
 def test_postings_of_texts_are_those_of_their_tokens(settings: TokenizerSettings, texts: list[str]) -> None:
     """Indexing with the [tokenizer] settings' own tokenizer takes a path of its own (each
     word straight to its term's id, dropped words left out): the same vocabulary, in the same
-    order, and the same postings as counting the tokens the tokenizer returns."""
-    fast = bm25.Postings.of_texts(texts, make_tokenizer(settings))
+    order, and the same postings as counting the tokens the tokenizer returns; also when the
+    texts are cut into runs indexed at once in forked processes (a large corpus, several cores)."""
     tokenize = make_tokenizer(settings)
     plain = bm25.Postings.count([tokenize(text) for text in texts])
-    assert list(fast.vocabulary.items()) == list(plain.vocabulary.items())
-    for name in ("start", "documents", "frequencies", "lengths"):
-        assert np.array_equal(getattr(fast, name), getattr(plain, name)), name
+    for cores in (1, 3):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(bm25, "usable_cores", lambda cores=cores: cores)
+            patch.setattr(bm25, "FORKED_TEXTS", 0)
+            fast = bm25.Postings.of_texts(texts, make_tokenizer(settings))
+        assert list(fast.vocabulary.items()) == list(plain.vocabulary.items())
+        for name in ("start", "documents", "frequencies", "lengths"):
+            assert np.array_equal(getattr(fast, name), getattr(plain, name)), name
 
 
 @given(corpora, questions, st.integers(1, 15))
@@ -144,6 +150,29 @@ def test_with_options_refuses_what_changes_the_index() -> None:
 def test_search_many_answers_as_search_does(documents: list[Document], asked: list[str], depth: int) -> None:
     retriever = bm25.build(documents, TOKENIZE, {})
     assert retriever.search_many(asked, depth) == [retriever.search(q, depth) for q in asked]
+
+
+@given(corpora, st.lists(questions, max_size=40), st.integers(1, 10), st.sampled_from([0, 2]))
+def test_search_many_on_threads_answers_as_search_does_and_tokenizes_on_the_calling_thread(
+    documents: list[Document], asked: list[str], depth: int, chunk_size: int
+) -> None:
+    """search_many ranks slices of the questions on one thread per core: the hits are those of
+    `search`, in the questions' order, whatever the number of threads and slices; the
+    tokenizer (a team's own need not be thread-safe) is only ever called on the caller's."""
+    callers: set[int] = set()
+
+    def tokenize(text: str) -> list[str]:
+        callers.add(threading.get_ident())
+        return TOKENIZE(text)
+
+    retriever = bm25.build(documents, tokenize, {"chunk_size": chunk_size})
+    expected = [retriever.search(q, depth) for q in asked]
+    for cores, slice_size in [(1, 64), (3, 1), (4, 3)]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(bm25, "usable_cores", lambda cores=cores: cores)
+            patch.setattr(bm25, "SEARCH_SLICE", slice_size)
+            assert retriever.search_many(asked, depth) == expected
+    assert callers == {threading.get_ident()}
 
 
 @given(corpora, questions, st.integers(1, 4), st.integers(0, 3), st.integers(1, 15))
