@@ -31,7 +31,10 @@ OFFLINE = {"HF_HUB_OFFLINE": "1"}
 @nox.session
 def tests(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt")
-    session.run("pytest", *session.posargs)
+    # Two tests at once: a bake waits on installs for much of its time, so two share the two
+    # cores of a CI machine well. Work stealing keeps both busy to the end (the bakes take from
+    # seconds to minutes). `nox -s tests -- -n 0` runs them one after another.
+    session.run("pytest", "-n", "2", "--dist", "worksteal", *session.posargs)
 
 
 # The template's own Python. The templated folder is not valid Python until rendered: the
