@@ -36,6 +36,20 @@ R = TypeVar("R")
 CAN_FORK = sys.platform == "linux" and hasattr(os, "fork")
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, as `taskset` or a container
+    sets it, where the system has one; else every core)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def parts_of(items: Sequence[T], count: int) -> list[Sequence[T]]:
+    """`items` cut into at most `count` parts, in order, all of one length but the last, which
+    may be shorter (one part, maybe empty, at least): the parts for `map_forked`."""
+    size = max(1, -(-len(items) // max(count, 1)))  # the ceiling of len / count
+    return [items[i : i + size] for i in range(0, len(items), size)] or [items]
+
+
 def map_forked(function: Callable[[T], R], parts: Sequence[T]) -> list[R]:
     """`[function(part) for part in parts]`; parts after the first in forked children (module doc)."""
     if not CAN_FORK or len(parts) <= 1:

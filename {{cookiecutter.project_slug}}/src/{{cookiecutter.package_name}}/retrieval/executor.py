@@ -15,7 +15,6 @@ keep the same contract; `function` and the items are then sent elsewhere.
 from __future__ import annotations
 
 import contextvars
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -78,13 +77,6 @@ class Threads:
             return [future.result() for future in futures]  # in order: the first failing item raises
         finally:
             stop.set()  # after a failure, or Ctrl-C, no new item starts
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask, as `taskset` or a container
-    sets it, where the system has one; else every core)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def executor_for(concurrency: int) -> Executor:

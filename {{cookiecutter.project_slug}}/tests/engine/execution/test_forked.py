@@ -8,11 +8,13 @@ import os
 import signal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from {{ cookiecutter.package_name }}.execution import forked
-from {{ cookiecutter.package_name }}.execution.forked import map_forked
+from {{ cookiecutter.package_name }}.execution.forked import map_forked, parts_of
 
-pytestmark = pytest.mark.skipif(not forked.CAN_FORK, reason="forked children run on Linux only")
+needs_fork = pytest.mark.skipif(not forked.CAN_FORK, reason="forked children run on Linux only")
 
 PARENT = os.getpid()
 
@@ -48,6 +50,7 @@ def square_and_where(part: int) -> tuple[int, bool]:
     return part * part, os.getpid() == PARENT
 
 
+@needs_fork
 def test_results_are_the_loops_in_order_and_parts_after_the_first_ran_in_children(forks: list[int]) -> None:
     results = map_forked(square_and_where, [1, 2, 3, 4])
     assert [value for value, _ in results] == [1, 4, 9, 16]
@@ -56,6 +59,7 @@ def test_results_are_the_loops_in_order_and_parts_after_the_first_ran_in_childre
     assert len(forks) == 4 and reaped(forks)
 
 
+@needs_fork
 def test_a_part_whose_child_dies_or_raises_is_computed_again_here(forks: list[int]) -> None:
     def fragile(part: str) -> str:
         if os.getpid() != PARENT:  # only in a child: killed, exits, raises, or sends junk
@@ -74,6 +78,7 @@ def test_a_part_whose_child_dies_or_raises_is_computed_again_here(forks: list[in
     assert len(forks) == 4 and reaped(forks)
 
 
+@needs_fork
 def test_the_first_failing_part_in_order_raises_as_the_loop_would(forks: list[int]) -> None:
     def failing(part: int) -> int:
         if part >= 2:
@@ -90,3 +95,14 @@ def test_the_first_failing_part_in_order_raises_as_the_loop_would(forks: list[in
 def test_without_fork_every_part_is_computed_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "CAN_FORK", False)
     assert map_forked(square_and_where, [1, 2, 3]) == [(1, True), (4, True), (9, True)]
+
+
+@given(st.lists(st.integers(), max_size=50), st.integers(0, 8))
+def test_parts_are_the_items_in_order_at_most_count_of_them_all_as_long_but_the_last(
+    items: list[int], count: int
+) -> None:
+    parts = parts_of(items, count)
+    assert [item for part in parts for item in part] == items
+    assert 1 <= len(parts) <= max(count, 1)
+    sizes = [len(part) for part in parts]
+    assert len(set(sizes[:-1])) <= 1 and sizes[-1] <= sizes[0]

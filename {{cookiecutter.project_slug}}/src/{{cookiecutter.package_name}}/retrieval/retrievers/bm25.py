@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -32,10 +32,10 @@ import numpy as np
 import scipy.sparse
 
 from ...api import Document, Hit, Tokenizer
-from ...execution.forked import map_forked
+from ...execution.forked import map_forked, parts_of, usable_cores
 from ...execution.heap import paused
 from ..chunks import Chunks, chunk_corpus
-from ..executor import Threads, usable_cores
+from ..executor import Threads
 from ..ranking import ascending_id_rank, top_hits
 from ..tokens import WordTokenizer
 from . import parse_options
@@ -113,12 +113,10 @@ class Postings:
         if not isinstance(tokenize, WordTokenizer):
             return cls.count([tokenize(text) for text in texts])
         texts = list(texts)
-        cores = usable_cores() if len(texts) >= FORKED_TEXTS else 1
-        size = max(1, -(-len(texts) // cores))  # ceiling: at most `cores` runs
-        runs = [texts[i : i + size] for i in range(0, len(texts), size)] or [texts]
+        parts = parts_of(texts, usable_cores() if len(texts) >= FORKED_TEXTS else 1)
         vocabulary = _NextId()
         ids, lengths = [], []
-        for terms, run_ids, run_lengths in map_forked(partial(_term_ids, tokenize=tokenize), runs):
+        for terms, run_ids, run_lengths in map_forked(partial(_term_ids, tokenize=tokenize), parts):
             # A run's term i is the corpus's term `to_corpus[i]`: terms new to the corpus get
             # the next ids in the order the run met them, as one pass over all texts would.
             to_corpus = np.fromiter(map(vocabulary.__getitem__, terms), dtype=np.int64, count=len(terms))
@@ -167,7 +165,7 @@ class Postings:
         return per_posting
 
 
-def _term_ids(texts: list[str], tokenize: WordTokenizer) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _term_ids(texts: Sequence[str], tokenize: WordTokenizer) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The texts' tokens as ids of their own small vocabulary: (its terms, by id; every kept
     token's id, the texts one after another; each text's number of tokens)."""
     vocabulary, terms = _NextId(), tokenize.terms
