@@ -86,8 +86,10 @@ def compare(
             start = time.perf_counter()
             report = run.evaluate(config, system).to_dict()
             seconds[backend] = time.perf_counter() - start
-            # The receipt hashes eval.toml, whose [executor] line differs: everything else must not.
+            # The receipt hashes eval.toml, whose [executor] line differs, and the embedding cache
+            # sits in each run's own folder: everything else must not differ.
             report["receipt"]["sha256"].pop("config")
+            report["settings"]["retriever"]["options"].pop("cache_dir", None)
             reports[backend] = report
     if reports["local"] != reports["dask"]:
         raise SystemExit(f"executor bench ({retriever}): the Dask report differs from the local one")

@@ -43,6 +43,11 @@ from . import parse_options
 # Questions a search thread takes at a time (search_many): enough that handing out a slice
 # costs nothing beside ranking it, few enough that the threads finish together.
 SEARCH_SLICE = 64
+# Indexed units from which search_many ranks on several threads: in a smaller index a
+# question's numpy work is too short to release the GIL for long, and the threads mostly take
+# turns. SciFact copied, questions a second on one thread and on two: 5,183 documents 8,200
+# and 4,600; 20,732: 4,300 and 3,900; 51,830: 1,520 and 2,150; 103,660: 880 and 1,350.
+THREADED_UNITS = 50_000
 # Texts from which indexing is shared among the cores (Postings.of_texts): below it, starting
 # a process costs more than it saves.
 FORKED_TEXTS = 20_000
@@ -263,15 +268,17 @@ class BM25Retriever:
 
         The questions are tokenized first, one after another on this thread (a tokenizer,
         a team's own included, need not be thread-safe); then slices of them are scored and
-        ranked on one thread per usable core (`usable_cores`): numpy's additions, partitions
-        and sorts release the GIL, so two cores search 10k questions in about two thirds of
-        the time. Python's cyclic garbage collector is paused meanwhile: the hits are many
-        small objects that form no cycles, and collecting while they pile up (the evaluator
-        keeps every question's) cost a third of the search time."""
+        ranked on one thread per usable core (`usable_cores`) when the index is large
+        (THREADED_UNITS): numpy's additions, partitions and sorts release the GIL, so two
+        cores search 10k questions over 100k documents in about two thirds of the time.
+        Python's cyclic garbage collector is paused meanwhile: the hits are many small
+        objects that form no cycles, and collecting while they pile up (the evaluator keeps
+        every question's) cost a third of the search time."""
         with paused():
             asked = [self._terms(question) for question in questions]
             slices = [asked[i : i + SEARCH_SLICE] for i in range(0, len(asked), SEARCH_SLICE)]
-            ranked = Threads(usable_cores()).map_ordered(
+            threads = usable_cores() if len(self.postings.lengths) >= THREADED_UNITS else 1
+            ranked = Threads(threads).map_ordered(
                 lambda part: [self._ranked(terms, depth) for terms in part], slices
             )
             return [hits for part in ranked for hits in part]

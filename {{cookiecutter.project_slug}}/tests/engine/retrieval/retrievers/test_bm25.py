@@ -171,6 +171,7 @@ def test_search_many_on_threads_answers_as_search_does_and_tokenizes_on_the_call
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(bm25, "usable_cores", lambda cores=cores: cores)
             patch.setattr(bm25, "SEARCH_SLICE", slice_size)
+            patch.setattr(bm25, "THREADED_UNITS", 0)
             assert retriever.search_many(asked, depth) == expected
     assert callers == {threading.get_ident()}
 
