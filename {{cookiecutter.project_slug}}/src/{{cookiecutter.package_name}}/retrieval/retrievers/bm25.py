@@ -48,6 +48,9 @@ SEARCH_SLICE = 64
 # turns. SciFact copied, questions a second on one thread and on two: 5,183 documents 8,200
 # and 4,600; 20,732: 4,300 and 3,900; 51,830: 1,520 and 2,150; 103,660: 880 and 1,350.
 THREADED_UNITS = 50_000
+# At most this many: a third of a question's work holds the GIL (two threads search 1.5 times
+# as fast as one), so more threads than this mostly wait for it.
+SEARCH_THREADS = 4
 # Texts from which indexing is shared among the cores (Postings.of_texts): below it, starting
 # a process costs more than it saves.
 FORKED_TEXTS = 20_000
@@ -277,7 +280,8 @@ class BM25Retriever:
         with paused():
             asked = [self._terms(question) for question in questions]
             slices = [asked[i : i + SEARCH_SLICE] for i in range(0, len(asked), SEARCH_SLICE)]
-            threads = usable_cores() if len(self.postings.lengths) >= THREADED_UNITS else 1
+            large = len(self.postings.lengths) >= THREADED_UNITS
+            threads = min(usable_cores(), SEARCH_THREADS) if large else 1
             ranked = Threads(threads).map_ordered(
                 lambda part: [self._ranked(terms, depth) for terms in part], slices
             )
