@@ -109,6 +109,7 @@ def test_postings_of_texts_are_those_of_their_tokens(settings: TokenizerSettings
         assert list(fast.vocabulary.items()) == list(plain.vocabulary.items())
         for name in ("start", "documents", "frequencies", "lengths"):
             assert np.array_equal(getattr(fast, name), getattr(plain, name)), name
+            assert getattr(fast, name).dtype == getattr(plain, name).dtype, name  # int32 stays int32
 
 
 @given(corpora, questions, st.integers(1, 15))
