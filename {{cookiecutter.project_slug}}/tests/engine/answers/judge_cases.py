@@ -342,4 +342,28 @@ KINDS = [
         "The app stops tracking when you lose signal.",
         "Losing signal does not stop the app from tracking.",
     ),
+    (
+        "a number in hyphenated words",
+        "Enterprise is priced on request with a minimum of 25 seats.",
+        "Enterprise needs at least twenty-four seats.",
+        "Enterprise needs at least twenty-five seats.",
+    ),
+    (
+        "a time of day in the 12-hour clock",
+        REMINDER,
+        "Members can get a Slack reminder at 5 a.m. if they have tracked less than their daily hours.",
+        "Members who have tracked less than their daily hours can get a Slack reminder at 5 p.m.",
+    ),
+    (
+        "prevented from",
+        "Invoiced entries are marked as billed so they are never charged twice.",
+        "Marking invoiced entries as billed means they are charged twice.",
+        "Marking invoiced entries as billed stops them from being charged twice.",
+    ),
+    (
+        "a version bound",
+        MOBILE,
+        "On Android, the app runs on Android 10 or earlier.",
+        "On Android, the app runs on Android 10 or newer.",
+    ),
 ]

@@ -13,7 +13,7 @@ import pytest
 from conftest import SHIPPED, TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, run_cli, write_project
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from judge_cases import FAITHFUL, HALLUCINATIONS, KINDS, REFUND_60_DAYS, REFUND_FAITHFUL, REFUNDS
+from judge_cases import FAITHFUL, HALLUCINATIONS, KINDS, REFUND_60_DAYS, REFUND_FAITHFUL, REFUNDS, VAT
 
 from {{ cookiecutter.package_name }}.answers.judges import Verdict, decide
 from {{ cookiecutter.package_name }}.answers.judges.claims import clauses, split_sentences, windows
@@ -132,6 +132,19 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
         ("Uploads are limited to 500MB.", "Uploads are limited to 500 MB."),
         ("The feature is not enabled.", "The feature is disabled."),
         ("B is smaller than A.", "A is larger than B."),
+        # "two-factor" is a word, not the number 2; "takes up to" is "takes" + "up to"
+        (
+            "After you turn on two-factor authentication, you get 10 codes.",
+            "After you enable 2FA, you get 10 codes.",
+        ),
+        (
+            "Verification can take up to 2 days.",
+            "Owners must call support, and verification takes up to 2 days.",
+        ),
+        # "without X" says what "unless you provide X" says; "a second time" is not a duration
+        ("Without a valid VAT number, you pay VAT at your local rate.", VAT),
+        ("Billed entries are never charged a second time.", "Billed entries are never charged twice."),
+        ("Each key can make 30 requests a minute.", "Each key can make 30 requests per minute."),
     ],
 )
 def test_guard_lets_agreeing_windows_through(claim: str, window: str) -> None:
@@ -154,6 +167,21 @@ def test_quantities_read_units_bounds_and_number_words() -> None:
         5400,
         43200,
         500,
+    ]
+    # Numbers in words, times of day, money in words; a rate's "a minute" and "a second time"
+    # are not durations of one minute or one second.
+    found = quantities(read("twenty-five seats, at 5 p.m., at 17:00, twelve dollars, 30 requests a minute"))
+    assert [(q.value, q.dimension) for q in found] == [
+        (25, "seat"),
+        (17 * 60, "clock"),
+        (17 * 60, "clock"),
+        (12, "$"),
+        (30, "request"),
+    ]
+    assert quantities(read("It is charged a second time, twice a day.")) == []
+    assert [q.bound for q in quantities(read("iOS 16 or later, Android 10 or earlier"))] == [
+        "at_least",
+        "at_most",
     ]
 
 

@@ -154,16 +154,23 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     credit card" and "no credit card is needed" deny one word each, and neither affirms the
     rest; else +1. A negation that opens a noun phrase ("nothing", "neither", "nobody")
     denies the first word after the phrase's verb, not the phrase. ("no more than" and "no
-    longer than" are bounds, read as one word: they deny nothing.)"""
+    longer than" are bounds, read as one word: they deny nothing.) "Without" makes the words
+    it reaches count neither way: "without a valid VAT number" says what "unless you provide
+    one" and "if you lose signal" say, in words no list could pair."""
     found: list[tuple[str, int]] = []
     pending = 0
+    denied = -1  # the polarity a pending negation gives: 0 after "without"
     scope = False  # after a denied word, up to the end of its statement
     held = False  # a pronoun negation waiting for its verb
     for i, token in enumerate(tokens):
+        if _prevented(tokens, i):  # "stops them from being charged" denies "charged"
+            pending, denied = 4, -1
+            continue
         if token.negation:
             rest = tokens[i + 1 :]
             held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
             pending = 0 if held else 4
+            denied = 0 if token.word == "without" else -1
             continue
         if held:
             if token.word in _VERB_OPENERS:
@@ -177,12 +184,29 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             pending = max(0, pending - 1)
             continue
         if pending:
-            found.append((token.key, -1))
+            found.append((token.key, denied))
             scope = True
         else:
             found.append((token.key, 0 if scope else 1))
         pending = 0
     return found
+
+
+_PREVENTING = frozenset("stop prevent block keep bar forbid avoid".split())
+
+
+def _prevented(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether tokens[i] is the "from" of "stops X from being Y" ("prevents them from
+    syncing"): a verb of preventing within three words before it, itself not denied, and a
+    verb in -ing after it."""
+    if tokens[i].word != "from" or i + 1 >= len(tokens):
+        return False
+    after = tokens[i + 1].word
+    gerund = after == "being" or (after.endswith("ing") and len(after) > 5)
+    verb = next((j for j in range(i - 1, max(-1, i - 4), -1) if tokens[j].stem in _PREVENTING), None)
+    if not gerund or verb is None:
+        return False
+    return not any(t.negation for t in tokens[max(0, verb - 3) : verb])  # "does not stop X from": X goes on
 
 
 def _polarity(key: str, other: dict[str, set[int]]) -> set[int] | None:
@@ -204,6 +228,9 @@ def _condition(tokens: tuple[Token, ...]) -> str:
     keys = [t.key for t in tokens]
     if tokens and tokens[0].word in _IF_OPENERS:
         return "if"  # "Provided the weeks are not locked, ..."
+    for i, token in enumerate(tokens[1:-1], start=1):  # "..., provided those weeks are not locked"
+        if token.word in _IF_OPENERS and not tokens[i].joined and tokens[i + 1].stop:
+            return "if"
     for i in range(len(keys)):
         for size in (3, 2, 1):
             found = table.get("_".join(keys[i : i + size]))
@@ -220,6 +247,9 @@ def _said(piece: str) -> tuple[dict[str, set[int]], str]:
     for key, sign in _terms(read(piece)):
         said.setdefault(key, set()).add(sign)
     return said, _condition(read(piece))
+
+
+OVERLAP_MARGIN = 0.5  # a clause sharing at least half as much with the claim as the closest one
 
 
 def _polarity_problem(clause: str, window: str) -> str | None:
@@ -243,12 +273,16 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         about = [entry for entry in theirs if _polarity(key, entry[1]) is not None]
         if not about:
             continue
-        _, said, other, piece = max(about, key=lambda entry: entry[0])
+        (best, *_), said, other, piece = max(about, key=lambda entry: entry[0])
         polarity = _polarity(key, said)
         if condition and other and condition != other:
             moved.setdefault(piece, []).append(polarity is not None and sign in polarity)
             continue
-        if polarity is not None and sign and sign not in polarity and 0 not in polarity:
+        agreed = any(  # another clause, as close to the claim's, that says it the claim's way
+            entry[0][0] >= OVERLAP_MARGIN * best and sign in (_polarity(key, entry[1]) or ())
+            for entry in about
+        )
+        if polarity is not None and sign and sign not in polarity and 0 not in polarity and not agreed:
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
     for piece, kept in moved.items():
         if len(kept) >= 2 and all(kept):
@@ -544,6 +578,22 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     return found
 
 
+def _modal_problem(claim: tuple[Token, ...], window: tuple[Token, ...], sentence_text: str) -> str | None:
+    """The claim's modal against the window's (`_class_problem`), unless they govern different
+    verbs and a clause of the window states the claim's verb with none: "verification can take up to 2 days"
+    is what "owners must contact support, and verification takes up to 2 days" says."""
+    sentence = read(sentence_text)
+    mine = _modal_signs(claim)
+    theirs = _modal_signs(window) or _modal_signs(sentence)
+    if mine and mine[0][2] and theirs and all(g != mine[0][2] for _, _, g in theirs):
+        modals = lexicon().modal
+        for piece in _window_clauses(sentence_text):
+            said = read(piece)
+            if any(t.key == mine[0][2] for t in said) and not any(t.key in modals for t in said):
+                return None  # a clause of its own states the verb, with no modal
+    return _class_problem(claim, window, sentence, lexicon().modal, "says")
+
+
 def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
     """The same modal of the same verb denied on one side only: "A workspace does not need an
     Owner" where the window says it "must always have at least one Owner"."""
@@ -621,13 +671,19 @@ def _role_problem(
             between = claim[ia + 1 : ib]
             if any(t.word in _COPULAS for t in between):
                 continue  # "X is the Y" says the same as "the Y is X"
+            named = {k for _, k in parties}
             for token in between:
-                if token.stop or token.key in (left, right) or token.number is not None:
-                    continue
+                if token.stop or token.key in named or token.stem in named or token.number is not None:
+                    continue  # a party is not a relation: "Authy or 1Password" lists two names
                 relation = token.key
                 if relation not in where:
                     continue
                 for r in where[relation]:
+                    span = range(
+                        min(r, *where[left], *where[right]) + 1, max(r, *where[left], *where[right]) + 1
+                    )
+                    if any(not window[p].joined for p in span):
+                        continue  # punctuation between them: separate statements, in either order
                     kept = any(p < r for p in where[left]) and any(p > r for p in where[right])
                     swapped = any(p > r for p in where[left]) and any(p < r for p in where[right])
                     if kept == swapped:
@@ -757,13 +813,14 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         mine = read(clause)
         aligned = _aligned(clause, window)
         theirs = read(aligned)
-        sentence = read(next((x for x in split_sentences(window) if aligned in x), window))
+        sentence_text = next((x for x in split_sentences(window) if aligned in x), window)
+        sentence = read(sentence_text)
         problem = (
             _polarity_problem(clause, window)
             or _exception_problem(clause, window)
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
-            or _class_problem(mine, theirs, sentence, lex.modal, "says")
+            or _modal_problem(mine, theirs, sentence_text)
             or _modal_denied(mine, theirs)
             or _event_order_problem(mine, theirs)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)

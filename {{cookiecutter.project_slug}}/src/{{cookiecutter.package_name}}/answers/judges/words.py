@@ -7,13 +7,17 @@ the tokens `read` returns, never on raw text. Reading:
     "'s" dropped ("Baltimore's" is "Baltimore"); a number glued to a unit split off
     ("500MB" is "500 MB"); letters of any script are letters ("café", "β-cells").
   - Words of letters and digits stay whole ("1960s", "53BP1", "2FA"); numbers are canonical
-    digits ("1,000" is 1000, "twelve" is 12, "half" is 0.5).
+    digits ("1,000" is 1000, "twelve" is 12, "twenty-five" is 25, "half" is 0.5), but a
+    number word hyphenated to a word is a word ("two-factor", "one-click"). A time of day
+    reads the same in either clock ("5 p.m." is "17:00").
   - Each word is stemmed (the light stemmer: "refunded", "refunds", "refundable" meet) and
     mapped to the first word of its synonym group in lexicon.toml ("delete" reads "remove");
     multi-word entries ("turn on", "sign in") read as one word.
   - "keep" before a verb in -ing reads "continue" ("keeps counting").
   - A number with a unit is one quantity in its dimension's base unit, so "90 minutes" and
-    "an hour and a half" are the same term, and so are "48 hours" and "two days".
+    "an hour and a half" are the same term, and so are "48 hours" and "two days". "A minute"
+    after a count is a rate ("30 requests a minute", as "per minute" is), and "a second
+    time" is no duration.
 The choice is fixed here and never read from the [tokenizer] settings, so tuning the retriever
 cannot change a verdict (the verdict cache, whose key leaves [tokenizer] out, relies on that).
 """
@@ -33,7 +37,7 @@ from .lexicon import lexicon
 
 STOPWORDS = BROAD_STOPWORDS  # keeps "no" and "not": a negation is part of the claim
 stem = functools.lru_cache(maxsize=1 << 16)(light_stem)  # the same words come back in every text
-NEGATIONS = frozenset("not no never nor neither none nothing nobody".split())
+NEGATIONS = frozenset("not no never nor neither none nothing nobody without".split())
 
 _PLAIN = str.maketrans(
     {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2010": "-", "\u2011": "-"}
@@ -47,15 +51,17 @@ _CONTRACTIONS = [
     (re.compile(r"'(?:s|re|ll|ve|d|m)\b", re.IGNORECASE), ""),
     (re.compile(r"(?<=s)'(?=\s|$)"), ""),  # plural possessive: "users' data"
 ]
+# A time of day in the 12-hour clock ("5 p.m.", "9am", "11:30 PM"): read as the 24-hour "17:00".
+_TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 # A number glued to a unit abbreviation ("500MB", "15min"); "1960s" and "2FA" stay whole.
 _GLUED_UNIT = re.compile(r"(?<=\d)(?=(?:kb|mb|gb|tb|ms|min|mins|hrs?|sec|secs|km|cm|mm|px)\b)", re.IGNORECASE)
 # A number ("1,000", "2.5", "$20", "20%") or a word of letters and digits of any script.
-_WORD = re.compile(r"\$?\d+(?:[.,]\d+)*%?(?![^\W_])|[^\W_]+")
+_WORD = re.compile(r"\d{1,2}:\d{2}(?!\d)|\$?\d+(?:[.,]\d+)*%?(?![^\W_])|[^\W_]+")
 _NUMBER_WORDS = {word: float(value) for word, value in NUMBER_WORDS.items()} | {"half": 0.5, "dozen": 12.0}
 _BREAK = re.compile(r"[.,;:!?()\[\]]")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _MULTIPLIERS = {"hundred": 100.0, "thousand": 1000.0, "million": 1e6, "billion": 1e9}
-MEASURED = frozenset({"time", "calendar", "data", "length", "$", "%"})
+MEASURED = frozenset({"time", "calendar", "data", "length", "$", "%", "clock"})
 
 
 class Token(NamedTuple):  # a tuple: texts of thousands of words are read, so it is cheap to make
@@ -102,12 +108,39 @@ def plain(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_PLAIN)
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
+    text = _TWELVE_HOUR.sub(_twenty_four_hour, text)
+    text = _NUMBER_COMPOUND.sub(_compound, text)
     return _GLUED_UNIT.sub(" ", text.replace("-", " "))
+
+
+# A number word hyphenated to a word: "two-factor" and "one-click" are words of their own (read
+# "twofactor", "oneclick"), but "twenty-five" is a number and "three-day" a quantity.
+_NUMBER_COMPOUND = re.compile(r"\b([^\W\d_]+)-([^\W\d_]+)\b")
+
+
+def _compound(match: re.Match[str]) -> str:
+    number, word = match.group(1).lower(), match.group(2).lower()
+    if number not in NUMBER_WORDS or word in NUMBER_WORDS or stem(word) in lexicon().unit:
+        return match.group()
+    return match.group(1) + match.group(2)
+
+
+def _twenty_four_hour(match: re.Match[str]) -> str:
+    hour, minute = int(match.group(1)), match.group(2) or "00"
+    if not 1 <= hour <= 12 or int(minute) > 59:
+        return match.group()  # not a time of day
+    hour %= 12
+    if match.group(3).lower() == "p":
+        hour += 12
+    return f"{hour}:{minute}"
 
 
 def _number(word: str) -> float | None:
     if word in _NUMBER_WORDS:
         return _NUMBER_WORDS[word]
+    if ":" in word:  # a time of day, in minutes after midnight ("17:00" is 1020)
+        hours, minutes = word.split(":")
+        return float(int(hours) * 60 + int(minutes))
     ordinal = _ORDINAL.match(word)
     digits = ordinal.group(1) if ordinal else word.strip("$%").replace(",", "")
     try:
@@ -143,7 +176,7 @@ def read(text: str) -> tuple[Token, ...]:
     while i < len(words):
         size = 1
         for phrase in phrases.get(stems[i], ()):
-            if tuple(stems[i : i + len(phrase)]) == phrase:
+            if tuple(stems[i : i + len(phrase)]) == phrase and not _bound_starts(stems, i + len(phrase) - 1):
                 size = len(phrase)
                 break
         if size == 1:
@@ -156,6 +189,17 @@ def read(text: str) -> tuple[Token, ...]:
         tokens.append(Token(word, key, canonical.get(key, key), number, stop, joined[i]))
         i += size
     return tuple(_aspect(tokens, canonical))
+
+
+def _bound_starts(stems: list[str], i: int) -> bool:
+    """Whether a bound of several words ("up to", "at least") starts at stems[i]: the last word
+    of a phrase is left to it ("takes up to 2 days" is "takes" + "up to 2 days", not "take up")."""
+    bound = lexicon().bound
+    return any(
+        tuple(stems[i : i + len(phrase)]) == phrase and "_".join(phrase) in bound
+        for phrase in _phrases().get(stems[i], ())
+        if len(phrase) > 1
+    )
 
 
 def _aspect(tokens: list[Token], canonical: dict[str, str]) -> list[Token]:
@@ -195,6 +239,7 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             unit = following is not None and following.stem in lex.unit and not following.word.endswith("ly")
             if unit and token.word != "one" and following is not None:
                 unit = lex.unit[following.stem][1] is not None  # "an hour", but not "a member"
+                unit = unit and not _per_or_ordinal(tokens, i, found, stop)
             value = 1.0 if unit else None
         measured = token.stem in lex.unit and lex.unit[token.stem][1] is not None
         if value is None and measured and words(i + 1, i + 4) in _HALF:  # "every hour and a half": 1.5 h
@@ -207,6 +252,8 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             i += 1
             continue
         j = i + 1
+        if token.word in _TENS and j < stop and (tokens[j].number or 0) in _DIGITS:
+            value, j = value + (tokens[j].number or 0), j + 1  # "twenty-five" (read "twenty five")
         while j < stop and tokens[j].word in _MULTIPLIERS:  # "five hundred", "2 million"
             value, j = value * _MULTIPLIERS[tokens[j].word], j + 1
         if words(j, j + 3) in _HALF:
@@ -214,8 +261,10 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
         if value == 0.5 and words(j, j + 1) in (["a"], ["an"]):
             j += 1  # "half an hour"
         dimension, factor = "", 1.0
-        if token.word.startswith("$"):
-            dimension = "$"
+        if ":" in token.word:
+            dimension = "clock"  # "17:00", "5 p.m."
+        elif token.word.startswith("$") or words(j, j + 1) in (["dollars"], ["dollar"]):
+            dimension, j = "$", j + (0 if token.word.startswith("$") else 1)  # "twelve dollars" is $12
         elif token.word.endswith("%") or words(j, j + 1) == ["percent"]:
             dimension, j = "%", j + (0 if token.word.endswith("%") else 1)
         else:
@@ -232,6 +281,25 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
         found.append(Quantity(value * factor, dimension, _bound(tokens, i, j), i, j, text))
         i = j
     return _between(tokens, found)
+
+
+_TENS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".split())
+_DIGITS = frozenset(float(n) for n in range(1, 10))
+_RATE_WORDS = frozenset("once twice thrice times per of".split())
+
+
+def _per_or_ordinal(tokens: tuple[Token, ...], i: int, found: list[Quantity], stop: int) -> bool:
+    """Whether "a"/"an" + unit at tokens[i] is not one of the unit: a rate after a count
+    ("30 requests a minute", "twice a day", "$9 a month", "part of a month"), or "a second"
+    before a noun ("a second time", "a second device")."""
+    after = tokens[i + 2] if i + 2 < stop else None
+    if tokens[i + 1].stem == "second" and after is not None and not after.stop:
+        return True
+    if i == 0 or not tokens[i].joined:
+        return False
+    before = tokens[i - 1]
+    last = before.word.split()[-1]  # "part of" reads as one word
+    return bool(found and found[-1].end == i) or last in _RATE_WORDS or before.number is not None
 
 
 def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]:
