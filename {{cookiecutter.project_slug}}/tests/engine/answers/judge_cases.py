@@ -361,6 +361,30 @@ KINDS = [
         "Marking invoiced entries as billed stops them from being charged twice.",
     ),
     (
+        "an address",
+        "To request a refund, email billing@tidemark.app from an owner account.",
+        "To request a refund, email support@tidemark.app from an owner account.",
+        "Refund requests go to billing@tidemark.app, sent from an owner account.",
+    ),
+    (
+        "a party added to a list",
+        "Idle detection works in the web app and the browser extension.",
+        "Idle detection works in the web app, the browser extension and the mobile apps.",
+        "Idle detection works in the browser extension and in the web app.",
+    ),
+    (
+        "words traded between phrases",
+        "A new limit applies to new sessions immediately and to existing sessions at their next page load.",
+        "A new limit applies to existing sessions immediately and to new sessions at their next page load.",
+        "Existing sessions get a new limit at their next page load, and new sessions get it immediately.",
+    ),
+    (
+        "a party moved across its relation",
+        "Rates are set per project, and a member's rate on a project overrides the project rate.",
+        "The project rate overrides a member's rate on that project.",
+        "On a project, a member's rate overrides the project's own rate.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

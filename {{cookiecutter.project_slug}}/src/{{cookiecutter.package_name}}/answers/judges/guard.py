@@ -36,6 +36,12 @@ shares most of its terms), and compares their structure:
                both numbers
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
                places
+  phrases      words do not trade places between two phrases of one statement ("to existing
+               sessions immediately and to new sessions later" for the other way round), and
+               a party does not cross the verb that relates it ("the project rate overrides
+               a member's rate" for "a member's rate overrides the project rate")
+  lists        a party the window does not list is not added to its list ("the web app, the
+               extension and the mobile apps"); an email address or URL is a name, whole
 
 A claim copied from the window (after the judges' reading) always passes. The word lists are
 in lexicon.toml. Whatever a judge's score, a claim the guard rejects is unsupported.
@@ -45,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 
 from .claims import clauses, split_sentences
 from .lexicon import lexicon, opposites
@@ -61,6 +68,7 @@ _NAME = re.compile(r"(?<![^\W_])(?:[A-Z][^\W_]*|[^\W\d_]+\d[^\W_]*|\d+[^\W\d_][^
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
 _PASSIVE_AGENT = "by"
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+")  # emails, URLs
 _CAPITALISED = re.compile(r"(?<![^\W_])[A-Z][^\W_]*")
 _COPULAS = frozenset("is are was were be been being equals means".split())
 
@@ -528,6 +536,39 @@ def _swap_problem(claim: str, window: str) -> str | None:
     return None
 
 
+_SEGMENT_BREAK = re.compile(r"[,;()]|:(?!\d)|\s(?:and|or|but|then|whereas|while)\s", re.IGNORECASE)
+
+
+def _segments(text: str) -> list[Counter[str]]:
+    """The terms of each segment of `text` (between commas, brackets, "and", "or"...), counted."""
+    return [Counter(content_terms(piece)) for piece in _SEGMENT_BREAK.split(text) if content_terms(piece)]
+
+
+def _segment_swap_problem(claim: str, window: str) -> str | None:
+    """Words traded between two segments of one statement: "applies to existing sessions
+    immediately and to new sessions at their next page load" where the window applies it "to
+    new sessions immediately and to existing sessions at their next page load"; "hh:mm (1.75)
+    or decimal hours (1:45)". Each segment of the claim is aligned with the window's segment
+    sharing most of its terms; two claim segments aligned with different ones must not each
+    hold a term that only the other's holds. Counted, so a word said twice ("new limit ...
+    new sessions") counts twice."""
+    mine = [segment for segment in _segments(claim) if sum(segment.values()) >= 2]
+    theirs = _segments(window)
+    if len(mine) < 2 or len(theirs) < 2:
+        return None
+    aligned = [max(range(len(theirs)), key=lambda k: (sum((m & theirs[k]).values()), -k)) for m in mine]
+    for a in range(len(mine)):
+        for b in range(a + 1, len(mine)):
+            if aligned[a] == aligned[b]:
+                continue
+            left, right = theirs[aligned[a]], theirs[aligned[b]]
+            x = (mine[a] - left) & (right - mine[b])
+            y = (mine[b] - right) & (left - mine[a])
+            if x and y:
+                return f"swaps '{min(x)}' and '{min(y)}' between the context's phrases"
+    return None
+
+
 def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
     return [table[t.key] for t in tokens if t.key in table]
 
@@ -696,6 +737,59 @@ def _role_problem(
 
 
 @functools.lru_cache(maxsize=1 << 12)
+def _side_problem(
+    claim: tuple[Token, ...], window: tuple[Token, ...], parties: frozenset[str] | set[str]
+) -> str | None:
+    """A party on the other side of the word that relates it, where other parties are named on
+    both sides: "The project rate overrides a member's rate on that project" where the window
+    says "a member's rate on a project overrides the project rate" ("project" is on both sides
+    of "overrides", so only "member" can tell who overrides whom). The relating word is said
+    once in each clause, with no punctuation between it and the party; a passive clause or a
+    converse word on one side only turns the sides around."""
+    if _passive(claim) != _passive(window):
+        return None
+    lex = lexicon()
+    if any(k in {t.key for t in window} for t in claim for k in lex.converse.get(t.key, ())):
+        return None
+
+    def party(t: Token) -> bool:
+        return not t.stop and (t.word in lex.roles or t.stem in parties or t.key in parties)
+
+    def sides(tokens: tuple[Token, ...], at: int, key: str) -> set[str]:
+        """The sides of tokens[at] that the party `key` is named on, within its stretch."""
+        found = set()
+        for j, t in enumerate(tokens):
+            if j != at and t.key == key and party(t):
+                lo, hi = min(j, at), max(j, at)
+                if all(u.joined for u in tokens[lo + 1 : hi + 1]):
+                    found.add("before" if j < at else "after")
+        return found
+
+    def flanked(tokens: tuple[Token, ...], at: int) -> bool:
+        """A party among the two content words on each side of tokens[at]."""
+        before = [t for t in reversed(tokens[:at]) if not t.stop][:2]
+        after = [t for t in tokens[at + 1 :] if not t.stop][:2]
+        return any(map(party, before)) and any(map(party, after))
+
+    keys = [t.key for t in claim]
+    theirs = [t.key for t in window]
+    for i, token in enumerate(claim):
+        if token.stop or party(token) or token.number is not None or token.key in _COPULAS:
+            continue
+        if keys.count(token.key) != 1 or theirs.count(token.key) != 1:
+            continue
+        r = theirs.index(token.key)
+        if token.key in lex.modal or token.key in lex.comparative or not token.word.endswith(("s", "ed")):
+            continue  # a verb, as far as its ending tells ("overrides"): not "required", "less"
+        if not (flanked(claim, i) and flanked(window, r)):
+            continue  # a party close on both sides: "rate overrides a member's rate"
+        for key in {t.key for t in claim if party(t)}:
+            mine, other = sides(claim, i, key), sides(window, r, key)
+            if len(mine) == 1 and len(other) == 1 and mine != other:
+                return f"puts '{key}' on the other side of '{token.word}' from the context"
+    return None
+
+
 def _window_clauses(window: str) -> list[str]:
     """The clauses of a window: its sentences cut as a claim is (claims.clauses), and at
     colons and brackets."""
@@ -793,6 +887,9 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
     words, stems = _vocabulary(context or window)
     for word in sorted(DATE_WORDS & {t.word for t in read(claim)} - words):
         return f"names the date {word}, which the context does not"
+    for address in _ADDRESS.findall(claim):  # "billing@tidemark.app" is a name as a whole
+        if address.casefold().rstrip(".,;:!?)") not in _folded(context or window):
+            return f"names '{address}', which the context does not"
     claim_names = names(claim)
     missing = sorted(claim_names - stems)
     if missing:
@@ -806,7 +903,12 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
     problem = _binding_problem(claim, window, parties) or _role_missing(read(claim), whole)
     if problem:
         return problem
-    problem = _swap_problem(claim, window) or _clause_problem(claim, context or window)
+    problem = (
+        _swap_problem(claim, window)
+        or _segment_swap_problem(claim, window)
+        or _clause_problem(claim, context or window)
+        or _coordinated_problem(read(claim), window, claim_names | known)
+    )
     if problem:
         return problem
     for clause in _window_clauses(claim):  # cut as the window is, so a copy aligns with itself
@@ -827,10 +929,55 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _order_problem(mine, window, parties, known)
             or _cause_problem(mine, theirs)
             or _role_problem(mine, theirs, claim_names)
+            or _side_problem(mine, theirs, parties)
             or _comparison_problem(mine, theirs, whole)
         )
         if problem:
             return problem
+    return None
+
+
+_COORDINATORS = frozenset({"and", "or"})
+
+
+def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset[str]) -> str | None:
+    """A party added to what the window lists: "Business and Enterprise workspaces" where the
+    window says "Enterprise workspaces", "the web app, the extension and the mobile apps"
+    where it names the first two. Of the two items that "and" or "or" joins (each the run of
+    content words next to it, up to a function word or punctuation), the window holds the word
+    of one next to "and", and not the other's, whose item names a party (a name, or a role
+    noun such as "apps").
+    Other words that "and" joins may be statements of their own, in words of their own."""
+    _, have = _vocabulary(window)
+    roles = lexicon().roles
+
+    def item(indices: range) -> list[Token]:
+        run: list[Token] = []
+        step = indices.step
+        for j in indices:
+            token = claim[j]
+            if token.stop and not run and step > 0:
+                continue  # "and the mobile apps": the item starts after its article
+            if token.stop or token.negation or token.number is not None:
+                break
+            run.append(token)
+            if not token.joined:
+                break  # punctuation before it: the item starts here
+        return run
+
+    def inside(run: list[Token]) -> bool:  # the item's word next to "and" is the window's
+        return run[0].key in have or run[0].stem in have
+
+    for i, token in enumerate(claim):
+        if token.word not in _COORDINATORS or not 0 < i < len(claim) - 1:
+            continue
+        left = item(range(i - 1, -1, -1))
+        right = item(range(i + 1, len(claim)))
+        if not left or not right or inside(left) == inside(right):
+            continue
+        missing = right if inside(left) else left
+        if any(t.word in roles or t.stem in named for t in missing):
+            return f"lists '{missing[0].word}' with what the context lists, which the context does not"
     return None
 
 
