@@ -385,6 +385,31 @@ KINDS = [
         "On a project, a member's rate overrides the project's own rate.",
     ),
     (
+        "a modal on the same verb, in another sentence",
+        "When you come back, Tidemark asks what to do with the idle time. You can discard it, keep it, "
+        "or move it to a new entry.",
+        "When you come back, the idle time has to be discarded.",
+        "When you come back, you may discard the idle time.",
+    ),
+    (
+        "at any time, against a limit",
+        REFUNDS,
+        "Annual plans can be refunded in full at any time.",
+        "Within 30 days of purchase, an annual plan can be refunded in full.",
+    ),
+    (
+        "a concession the context does not make",
+        "Each company gets one trial, but support can extend an active trial by 7 days on request.",
+        "Support can extend a trial by 7 days on request, even after it has ended.",
+        "On request, support can extend an active trial by a week.",
+    ),
+    (
+        "a fraction of a unit",
+        "The session times out after 105 minutes without activity.",
+        "The session times out after an hour and a quarter without activity.",
+        "The session times out after an hour and three quarters without activity.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

@@ -145,6 +145,12 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
         ("Without a valid VAT number, you pay VAT at your local rate.", VAT),
         ("Billed entries are never charged a second time.", "Billed entries are never charged twice."),
         ("Each key can make 30 requests a minute.", "Each key can make 30 requests per minute."),
+        # a ratio is not a count; "once X, you ..." puts X before what follows
+        ("Enterprise keys get three times as many requests.", "Team keys get 100 requests, Enterprise 300."),
+        (
+            "SSO has to be verified before you can switch on Enforce SSO.",
+            "Once SSO is verified you can switch on Enforce SSO.",
+        ),
     ],
 )
 def test_guard_lets_agreeing_windows_through(claim: str, window: str) -> None:
@@ -179,6 +185,10 @@ def test_quantities_read_units_bounds_and_number_words() -> None:
         (30, "request"),
     ]
     assert quantities(read("It is charged a second time, twice a day.")) == []
+    assert [q.value for q in quantities(read("one and a half hours, an hour and three quarters"))] == [
+        5400,
+        6300,
+    ]
     assert [q.bound for q in quantities(read("iOS 16 or later, Android 10 or earlier"))] == [
         "at_least",
         "at_most",

@@ -20,7 +20,9 @@ shares most of its terms), and compares their structure:
                negation denies the word it reaches ("nothing from X is tracked" denies
                "tracked"); the words after that one in its statement count neither way
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
-  modality     "must", "can", "should" agree where both clauses say one
+  modality     "must", "can", "should" agree where both clauses say one, and where the window
+               puts one on the verb the claim's governs ("has to be discarded" against "you can
+               discard it"); "can require 2FA" is "can" with the verb "require"
   roles        two parties (names, or role nouns such as "owner") on either side of a word
                that relates them stay on their sides ("owners invite admins" is not "admins
                invite owners"), unless one clause is passive ("admins are invited by owners");
@@ -32,6 +34,8 @@ shares most of its terms), and compares their structure:
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
                an exception ("unless X", "except when X") the window does not make, where it
                states X plainly; "only when X" where the window's condition says more than X
+  concessions  "at any time" where the window sets a time limit; "even after X" where the
+               window makes no concession ("even", "regardless")
   quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
                both numbers
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
@@ -54,7 +58,7 @@ import re
 from collections import Counter
 
 from .claims import clauses, split_sentences
-from .lexicon import lexicon, opposites
+from .lexicon import lexicon, opposites, word_key
 from .words import Quantity, Token, content_terms, plain, quantities, quantities_of, read, stem, term_set
 
 DATE_WORDS = frozenset(
@@ -595,6 +599,19 @@ def _class_problem(
     return None
 
 
+_AUXILIARIES = frozenset("can could may might must shall should will would".split())
+
+
+def _modals(tokens: tuple[Token, ...]) -> list[Token]:
+    """The modal words of a clause, in order: those `_modal_signs` reads."""
+    table = lexicon().modal
+    return [
+        t
+        for i, t in enumerate(tokens)
+        if t.key in table and not any(u.key in table for u in tokens[max(0, i - 2) : i])
+    ]
+
+
 def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     """Each modal of a clause (lexicon.toml [modals]) with whether it is denied and the word it
     governs (the next content word): -1 with a negation just before it or right after it
@@ -604,6 +621,8 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     found = []
     for i, token in enumerate(tokens):
         if token.key in table:
+            if any(t.key in table for t in tokens[max(0, i - 2) : i]):
+                continue  # governed by the modal before it: "can require 2FA" is "can" + a verb
             near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
             sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
             governed = next(
@@ -619,20 +638,48 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     return found
 
 
-def _modal_problem(claim: tuple[Token, ...], window: tuple[Token, ...], sentence_text: str) -> str | None:
-    """The claim's modal against the window's (`_class_problem`), unless they govern different
-    verbs and a clause of the window states the claim's verb with none: "verification can take up to 2 days"
-    is what "owners must contact support, and verification takes up to 2 days" says."""
-    sentence = read(sentence_text)
+def _modal_problem(
+    claim: tuple[Token, ...], window: tuple[Token, ...], sentence_text: str, whole: str
+) -> str | None:
+    """The claim's first modal against the window's. Where a clause of the window (`whole`)
+    puts a modal on the verb the claim's governs, those two are compared ("the idle time has
+    to be discarded" against "you can discard it"). Else the aligned clause's modal (or its
+    sentence's) is compared, unless it governs another verb and a clause of the window states
+    the claim's verb with none: "verification can take up to 2 days" is what "owners must
+    contact support, and verification takes up to 2 days" says."""
     mine = _modal_signs(claim)
+    if not mine:
+        return None
+    kind, _, governed = mine[0]
+    table = lexicon().modal
+    if governed:
+        written = {t.key for t in claim}  # "you allow" in both is the verb, not the modal "allowed"
+        said = {
+            table[t.key]
+            for piece in _window_clauses(whole)
+            for t, (_, _, g) in zip(_modals(read(piece)), _modal_signs(read(piece)), strict=True)
+            if g == governed and (t.word in _AUXILIARIES or t.key not in written)
+        }
+        if said:
+            return None if kind in said else f"says '{kind}' where the context says '{sorted(said)[0]}'"
+    sentence = read(sentence_text)
     theirs = _modal_signs(window) or _modal_signs(sentence)
-    if mine and mine[0][2] and theirs and all(g != mine[0][2] for _, _, g in theirs):
+    if not theirs:
+        return None
+    if governed and all(g != governed for _, _, g in theirs):
         modals = lexicon().modal
         for piece in _window_clauses(sentence_text):
-            said = read(piece)
-            if any(t.key == mine[0][2] for t in said) and not any(t.key in modals for t in said):
+            plain_clause = read(piece)
+            if any(t.key == governed for t in plain_clause) and not any(
+                t.key in modals for t in plain_clause
+            ):
                 return None  # a clause of its own states the verb, with no modal
-    return _class_problem(claim, window, sentence, lexicon().modal, "says")
+    kinds = [k for k, _, _ in theirs]
+    if {kind, kinds[0]} == {"can", "will"}:
+        return None  # "the app can hold 500 entries" where it "stores them and syncs automatically"
+    if kind not in kinds and kinds[0] not in {k for k, _, _ in mine}:
+        return f"says '{kind}' where the context says '{kinds[0]}'"
+    return None
 
 
 def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
@@ -647,20 +694,62 @@ def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     return None
 
 
+_WHEN_WORDS = frozenset("time point moment date day stage".split())
+
+
+def _any_time(tokens: tuple[Token, ...]) -> bool:
+    """Whether the clause says "at any time" ("any point", "any date", "anytime", "whenever you
+    like": lexicon.toml's synonyms of "anytime")."""
+    anytime = lexicon().canonical.get(word_key("anytime"), word_key("anytime"))
+    return any(
+        t.key == anytime or (t.word == "any" and i + 1 < len(tokens) and tokens[i + 1].stem in _WHEN_WORDS)
+        for i, t in enumerate(tokens)
+    )
+
+
+def _unbounded_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
+    """ "At any time" where the window's sentence bounds the time ("within 30 days", "up to 60
+    days in the past") and the claim gives no time of its own."""
+    if not _any_time(claim) or _any_time(sentence):
+        return None
+    if any(q.dimension in ("time", "calendar") for q in _quantities_of_tokens(claim)):
+        return None
+    for quantity in _quantities_of_tokens(sentence):
+        if quantity.dimension in ("time", "calendar") and quantity.bound == "at_most":
+            return f"says 'at any time' where the context sets a limit ({quantity.text})"
+    return None
+
+
+def _even_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "Even after it has ended", "regardless of the plan": a claim that its statement holds
+    whatever the condition, where the window makes no such concession."""
+    table = lexicon().condition
+    said = [t for t in claim if table.get(t.key) == "even"]
+    if said and not any(table.get(t.key) == "even" for t in window):
+        return f"says '{said[0].word}', which the context does not"
+    return None
+
+
+_SUBJECTS = frozenset("you we they he she".split())  # a pronoun after a content word starts a clause
 _EARLIER = frozenset({"before"})
 _LATER = frozenset({"once", "after"})
 
 
 def _event_order_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
     """ "before X" where the window says "once X" or "after X" (or the other way round): the
-    terms after the word, up to the next punctuation mark, are mostly the same."""
+    terms after the word, up to the next punctuation mark (or the main clause's subject, "Once
+    SSO is verified you can ..."), are mostly the same."""
 
     def spans(tokens: tuple[Token, ...], words: frozenset[str]) -> list[tuple[str, set[str]]]:
         found = []
         for i, t in enumerate(tokens):
             if t.word in words:
                 end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
-                found.append((t.word, {u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)}))
+                subject = next(
+                    (j for j in range(i + 2, end) if tokens[j].word in _SUBJECTS and not tokens[j - 1].stop),
+                    end,
+                )
+                found.append((t.word, {u.key for u in tokens[i + 1 : subject] if not (u.stop or u.negation)}))
         return found
 
     for mine, other in ((_EARLIER, _LATER), (_LATER, _EARLIER)):
@@ -922,9 +1011,11 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _exception_problem(clause, window)
             or _class_problem(mine, theirs, sentence, lex.quantifier, "says")
             or _only_problem(mine, whole)
-            or _modal_problem(mine, theirs, sentence_text)
+            or _modal_problem(mine, theirs, sentence_text, window)
             or _modal_denied(mine, theirs)
             or _event_order_problem(mine, theirs)
+            or _unbounded_problem(mine, sentence)
+            or _even_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
             or _cause_problem(mine, theirs)

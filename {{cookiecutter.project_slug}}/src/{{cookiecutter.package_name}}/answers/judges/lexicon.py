@@ -21,6 +21,9 @@ def _key(word: str) -> str:
     return "_".join(light_stem(part) for part in word.split())
 
 
+word_key = _key  # for the checks that look a word of the lists up by its key
+
+
 @dataclass(frozen=True)
 class Lexicon:
     phrases: tuple[tuple[str, ...], ...]  # multi-word entries, longest first, as word tuples

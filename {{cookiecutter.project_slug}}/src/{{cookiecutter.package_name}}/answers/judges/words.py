@@ -213,7 +213,14 @@ def _aspect(tokens: list[Token], canonical: dict[str, str]) -> list[Token]:
     return tokens
 
 
-_HALF = (["and", "a", "half"], ["and", "an", "half"])
+_FRACTIONS = {("a", "half"): 0.5, ("an", "half"): 0.5, ("a", "quarter"): 0.25, ("three", "quarters"): 0.75}
+
+
+def _fraction(words: list[str]) -> float:
+    """What "and a half", "and a quarter" or "and three quarters" (these three words) adds, or 0."""
+    return _FRACTIONS.get((words[1], words[2]), 0.0) if len(words) == 3 and words[0] == "and" else 0.0
+
+
 _BEFORE_UNIT = frozenset({"business", "working", "calendar", "full", "more", "additional", "free", "extra"})
 
 
@@ -240,12 +247,17 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             if unit and token.word != "one" and following is not None:
                 unit = lex.unit[following.stem][1] is not None  # "an hour", but not "a member"
                 unit = unit and not _per_or_ordinal(tokens, i, found, stop)
+            if token.word == "one" and _fraction(words(i + 1, i + 4)):
+                unit = True  # "one and a half hours"
             value = 1.0 if unit else None
         measured = token.stem in lex.unit and lex.unit[token.stem][1] is not None
-        if value is None and measured and words(i + 1, i + 4) in _HALF:  # "every hour and a half": 1.5 h
+        if value is None and measured and _fraction(words(i + 1, i + 4)):  # "every hour and a half": 1.5 h
             dimension, factor = lex.unit[token.stem]
             text = " ".join(words(i, i + 4))
-            found.append(Quantity(1.5 * (factor or 1.0), dimension, _bound(tokens, i, i + 4), i, i + 4, text))
+            amount = 1 + _fraction(words(i + 1, i + 4))
+            found.append(
+                Quantity(amount * (factor or 1.0), dimension, _bound(tokens, i, i + 4), i, i + 4, text)
+            )
             i += 4
             continue
         if value is None:
@@ -256,8 +268,11 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             value, j = value + (tokens[j].number or 0), j + 1  # "twenty-five" (read "twenty five")
         while j < stop and tokens[j].word in _MULTIPLIERS:  # "five hundred", "2 million"
             value, j = value * _MULTIPLIERS[tokens[j].word], j + 1
-        if words(j, j + 3) in _HALF:
-            value, j = value + 0.5, j + 3  # "one and a half hours"
+        if words(j, j + 2) and words(j, j + 1)[0] == "times" and words(j + 1, j + 2) in _RATIO_AFTER:
+            i = j + 1  # "three times as many requests": a ratio, not a count of three
+            continue
+        if _fraction(words(j, j + 3)):
+            value, j = value + _fraction(words(j, j + 3)), j + 3  # "one and a half hours"
         if value == 0.5 and words(j, j + 1) in (["a"], ["an"]):
             j += 1  # "half an hour"
         dimension, factor = "", 1.0
@@ -275,8 +290,8 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
                 unit_dimension, unit_factor = lex.unit[tokens[k].stem]
                 dimension = tokens[k].stem if unit_factor is None else unit_dimension
                 factor, j = unit_factor or 1.0, k + 1
-                if words(j, j + 3) in _HALF:
-                    value, j = value + 0.5, j + 3  # "an hour and a half"
+                if _fraction(words(j, j + 3)):
+                    value, j = value + _fraction(words(j, j + 3)), j + 3  # "an hour and three quarters"
         text = " ".join(words(i, j))
         found.append(Quantity(value * factor, dimension, _bound(tokens, i, j), i, j, text))
         i = j
@@ -285,7 +300,8 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
 
 _TENS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".split())
 _DIGITS = frozenset(float(n) for n in range(1, 10))
-_RATE_WORDS = frozenset("once twice thrice times per of".split())
+_RATE_WORDS = frozenset("once twice thrice times per of through throughout during".split())
+_RATIO_AFTER = [[word] for word in "as more larger longer faster fewer less".split()]
 
 
 def _per_or_ordinal(tokens: tuple[Token, ...], i: int, found: list[Quantity], stop: int) -> bool:
