@@ -410,6 +410,24 @@ KINDS = [
         "The session times out after an hour and three quarters without activity.",
     ),
     (
+        "a number bound to its name",
+        MOBILE,
+        "The app runs on Android 16 or later and iOS 10 or later.",
+        "The app runs on iOS 16 or newer and on Android 10 or newer.",
+    ),
+    (
+        "the direction of a move",
+        "Downgrades take effect at the next period: moving from Business to Team turns off the audit log.",
+        "Moving from Team to Business turns off the audit log.",
+        "Going from Business down to Team switches off the audit log.",
+    ),
+    (
+        "another party doing it",
+        "Members submit their weekly timesheet, and it goes to their manager for approval.",
+        "Managers submit their weekly timesheet to members for approval.",
+        "Members submit a weekly timesheet that their manager approves.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

@@ -27,7 +27,9 @@ shares most of its terms), and compares their structure:
                that relates them stay on their sides ("owners invite admins" is not "admins
                invite owners"), unless one clause is passive ("admins are invited by owners");
                a comparison may turn around only with its converse ("A is larger than B" =
-               "B is smaller than A")
+               "B is smaller than A"); the party before a verb stays the window's ("managers
+               submit timesheets" for "members submit"), and so does the party after "from",
+               "to" or "into" ("from Team to Business" for "from Business to Team")
   numbers      a comparison or superlative the window does not state agrees with the numbers
                it gives each party ("Team allows more than Enterprise" where Team has 100
                and Enterprise 300 is not the window's)
@@ -67,7 +69,9 @@ DATE_WORDS = frozenset(
 )  # "may" is far more often a verb
 # Breaks between the clauses of a window the claim's clauses are aligned with.
 _WINDOW_BREAK = re.compile(r":(?!\d)|[()]")  # a colon, but not the one in "17:00"
-_NAME = re.compile(r"(?<![^\W_])(?:[A-Z][^\W_]*|[^\W\d_]+\d[^\W_]*|\d+[^\W\d_][^\W_]*)(?![^\W_])")
+_NAME = re.compile(
+    r"(?<![^\W_])(?:[A-Z][^\W_]*|[a-z]+[A-Z][^\W_]*|[^\W\d_]+\d[^\W_]*|\d+[^\W\d_][^\W_]*)(?![^\W_])"
+)  # "Okta", "SCIM", "iOS", "macOS", "2FA", "53BP1"
 # Words between a negation and what it negates: "not be", "no longer", "can not be".
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
@@ -80,7 +84,7 @@ _COPULAS = frozenset("is are was were be been being equals means".split())
 @functools.lru_cache(maxsize=1 << 14)
 def names(text: str) -> frozenset[str]:
     """Keys of the names in `text`: capitalised words other than a sentence's first, acronyms,
-    and words with digits ("Okta", "SCIM", "2FA", "53BP1")."""
+    words with a capital inside ("iOS") and words with digits ("Okta", "SCIM", "2FA", "53BP1")."""
     text = plain(text)
     found = set()
     starts = {0} | {m.end() for m in re.finditer(r"[.!?:]\s+|\n", text)}
@@ -879,6 +883,88 @@ def _side_problem(
     return None
 
 
+def _subject_problem(
+    claim: tuple[Token, ...], window: tuple[Token, ...], parties: frozenset[str] | set[str]
+) -> str | None:
+    """Another party doing what the window says a party does: "Managers submit their weekly
+    timesheets to members" where the window says "members submit their weekly timesheet ...,
+    usually their manager". The word right after a party (its verb: "submit") is said once in
+    the claim and after a party in the window; the two parties differ, and each is named after
+    the verb on the other side."""
+    if _passive(claim) or _passive(window):
+        return None
+    lex = lexicon()
+    if any(k in {t.key for t in window} for t in claim for k in lex.converse.get(t.key, ())):
+        return None  # "members see fewer reports than admins": a converse turns the sides around
+
+    def party(t: Token) -> bool:
+        return not t.stop and (t.word in lex.roles or t.stem in parties or t.key in parties)
+
+    def subjects(tokens: tuple[Token, ...]) -> dict[str, tuple[str, int]]:
+        found: dict[str, tuple[str, int]] = {}
+        for i in range(1, len(tokens)):
+            verb, before = tokens[i], tokens[i - 1]
+            if not (party(before) and verb.joined) or verb.stop or party(verb) or verb.number is not None:
+                continue
+            if not verb.word.endswith(_NOUN_ENDINGS):  # "Jira integration" is no subject and verb
+                found.setdefault(verb.key, (before.key, i))
+        return found
+
+    keys, theirs_keys = [t.key for t in claim], [t.key for t in window]
+    theirs = subjects(window)
+    for verb, (mine, at) in subjects(claim).items():
+        if verb not in theirs or keys.count(verb) != 1:
+            continue
+        other, there = theirs[verb]
+        if other != mine and mine in theirs_keys[there:] and other in keys[at:]:
+            return f"says '{mine}' does what the context says '{other}' does ('{claim[at].word}')"
+    return None
+
+
+_NOUN_ENDINGS = ("tion", "sion", "ment", "ness", "ity", "ship", "ance", "ence", "ure", "age", "ism")
+_DIRECTIONS = frozenset({"from", "to", "into", "onto"})
+
+
+def _targets(
+    tokens: tuple[Token, ...], parties: frozenset[str] | set[str]
+) -> list[tuple[str, str, set[str]]]:
+    """Each (preposition, party, terms before it) of "from X", "to X", "into X": the party is
+    the first party (a role noun or a name) of the two content words after the preposition;
+    the terms are those of the same stretch before it (what is moved, and how)."""
+    roles = lexicon().roles
+    found = []
+    for i, token in enumerate(tokens):
+        if token.word not in _DIRECTIONS:
+            continue
+        words = [t for t in tokens[i + 1 : i + 5] if not t.stop][:2]  # "into the identity provider"
+        after = next((t for t in words if t.word in roles or t.stem in parties), None)
+        if after is None:
+            continue
+        start = i
+        while start > 0 and tokens[start].joined:
+            start -= 1
+        before = {t.key for t in tokens[start:i] if not (t.stop or t.negation)}
+        found.append((token.word, after.key, before))
+    return found
+
+
+def _target_problem(
+    claim: tuple[Token, ...], window: tuple[Token, ...], parties: frozenset[str] | set[str]
+) -> str | None:
+    """A move to (or from, or into) another party than the window's: "moving from Team to
+    Business" where the window moves "from Business to Team"; "copies the URL into Tidemark"
+    where it copies the URL "into the identity provider". The window's phrase with the same
+    preposition shares a term of what comes before it, names another party, and the window
+    names the claim's party elsewhere."""
+    everywhere = {t.key for t in window}
+    theirs = _targets(window, parties)
+    for word, party, before in _targets(claim, parties):
+        same = [p for w, p, b in theirs if w == word and before & b]
+        if same and party not in same and party in everywhere:
+            return f"says '{word} {party}' where the context says '{word} {same[0]}'"
+    return None
+
+
 def _window_clauses(window: str) -> list[str]:
     """The clauses of a window: its sentences cut as a claim is (claims.clauses), and at
     colons and brackets."""
@@ -1021,6 +1107,8 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _cause_problem(mine, theirs)
             or _role_problem(mine, theirs, claim_names)
             or _side_problem(mine, theirs, parties)
+            or _target_problem(mine, whole, parties)
+            or _subject_problem(mine, whole, parties)
             or _comparison_problem(mine, theirs, whole)
         )
         if problem:
