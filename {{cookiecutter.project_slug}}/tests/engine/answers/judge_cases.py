@@ -428,6 +428,24 @@ KINDS = [
         "Members submit a weekly timesheet that their manager approves.",
     ),
     (
+        "an idiom turned around",
+        "Tidemark signs you out after 14 days, or after 12 hours of inactivity, whichever comes first.",
+        "Tidemark signs you out after 14 days or after 12 hours of inactivity, whichever comes later.",
+        "Tidemark signs you out after 14 days or 12 idle hours, whichever is sooner.",
+    ),
+    (
+        "the last weeks for the next",
+        "The dashboard shows a forecast based on the last 4 weeks of tracking.",
+        "The dashboard shows a forecast based on the next 4 weeks.",
+        "The dashboard's forecast rests on the past 4 weeks of tracking.",
+    ),
+    (
+        "only when, against a condition the window does not make",
+        BUDGET,
+        "Project managers get an email alert only when tracked time reaches 100% of the budget.",
+        "Project managers get an email alert when tracked time reaches 100% of the budget.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

@@ -145,6 +145,22 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
         ("Without a valid VAT number, you pay VAT at your local rate.", VAT),
         ("Billed entries are never charged a second time.", "Billed entries are never charged twice."),
         ("Each key can make 30 requests a minute.", "Each key can make 30 requests per minute."),
+        # "a week" is what a window that speaks of "that week" means; people are recipients;
+        # what is not needed, you can do without; "to avoid locking" is "so you don't lock"
+        (
+            "The expected hours for a week drop on holidays.",
+            "Holidays reduce the expected hours for that week.",
+        ),
+        ("You can send it to at most twenty people.", "You can send it to up to 20 recipients."),
+        ("You can sign up without entering a credit card.", "No credit card is needed to sign up."),
+        (
+            "Add your own IP first so you don't lock yourself out.",
+            "Add your own IP first to avoid locking yourself out.",
+        ),
+        (
+            "It signs you out at 14 days or 12 idle hours, whichever is sooner.",
+            "It signs you out after 14 days or 12 idle hours, whichever comes first.",
+        ),
         # a ratio is not a count; "once X, you ..." puts X before what follows
         ("Enterprise keys get three times as many requests.", "Team keys get 100 requests, Enterprise 300."),
         (
@@ -193,6 +209,7 @@ def test_quantities_read_units_bounds_and_number_words() -> None:
         "at_least",
         "at_most",
     ]
+    assert [q.value for q in quantities(read("from a quarter of an hour to a full day"))] == [900, 86400]
 
 
 @pytest.mark.parametrize(

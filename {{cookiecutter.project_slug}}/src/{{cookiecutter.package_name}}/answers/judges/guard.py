@@ -121,6 +121,25 @@ def _strict(text: str, quantity: Quantity) -> str:
     return ""
 
 
+_PEOPLE = frozenset({"people", "person", "peopl"})
+
+
+def _same_count(mine: str, theirs: str) -> bool:
+    """Whether two count nouns count the same things: the same noun, or "people" (any person)
+    for a role such as "recipients" or "members"."""
+    roles = lexicon().roles
+    return mine == theirs or (mine in _PEOPLE and any(stem(role) == theirs for role in roles))
+
+
+def _unit_named(quantity: Quantity, window: str) -> bool:
+    """Whether an implied one ("a week", "an hour") meets a window that names the unit with no
+    number ("for that week"): one of it is what the window speaks of."""
+    words = quantity.text.split()
+    if len(words) != 2 or words[0] not in ("a", "an"):
+        return False
+    return stem(words[1]) in {t.stem for t in read(window) if t.number is None}
+
+
 def _quantity_problem(claim: str, window: str) -> str | None:
     have = quantities_of(window)
     for quantity in quantities_of(claim):
@@ -132,11 +151,13 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                 said = [q.text for q in have if q.dimension == quantity.dimension]
                 if said:
                     return f"states {_show(quantity)}, the context says {' or '.join(sorted(set(said)))}"
+                if _unit_named(quantity, window):
+                    continue  # "the hours for a week" where the window says "for that week"
                 return f"states {_show(quantity)}, which the context does not"
         else:
             same = [q for q in have if not q.measured and _same_value(q.value, quantity.value)]
             if quantity.dimension:
-                counted = [q for q in same if q.dimension == quantity.dimension]
+                counted = [q for q in same if _same_count(quantity.dimension, q.dimension)]
                 if same and not counted and all(q.dimension for q in same):
                     other = " or ".join(sorted({q.text for q in same}))
                     return f"states {_show(quantity)}, the context says {other}"
@@ -181,6 +202,9 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     for i, token in enumerate(tokens):
         if _prevented(tokens, i):  # "stops them from being charged" denies "charged"
             pending, denied = 4, -1
+            continue
+        if token.stem == "avoid" and i + 1 < len(tokens) and tokens[i + 1].word.endswith("ing"):
+            pending, denied = 4, -1  # "to avoid locking yourself out" denies "locking"
             continue
         if token.negation:
             rest = tokens[i + 1 :]
@@ -659,9 +683,9 @@ def _modal_problem(
     if governed:
         written = {t.key for t in claim}  # "you allow" in both is the verb, not the modal "allowed"
         said = {
-            table[t.key]
+            "can" if table[t.key] == "must" and sign < 1 else table[t.key]  # "not needed": you can do without
             for piece in _window_clauses(whole)
-            for t, (_, _, g) in zip(_modals(read(piece)), _modal_signs(read(piece)), strict=True)
+            for t, (_, sign, g) in zip(_modals(read(piece)), _modal_signs(read(piece)), strict=True)
             if g == governed and (t.word in _AUXILIARIES or t.key not in written)
         }
         if said:
@@ -679,6 +703,8 @@ def _modal_problem(
             ):
                 return None  # a clause of its own states the verb, with no modal
     kinds = [k for k, _, _ in theirs]
+    if kind == "can" and all(k != "must" or sign < 1 for k, sign, _ in theirs):
+        kinds = [k for k in kinds if k != "must"] or ["can"]  # "no credit card is needed": you can go without
     if {kind, kinds[0]} == {"can", "will"}:
         return None  # "the app can hold 500 entries" where it "stores them and syncs automatically"
     if kind not in kinds and kinds[0] not in {k for k, _, _ in mine}:
@@ -1082,7 +1108,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         _swap_problem(claim, window)
         or _segment_swap_problem(claim, window)
         or _clause_problem(claim, context or window)
-        or _coordinated_problem(read(claim), window, claim_names | known)
+        or _coordinated_problem(read(claim), window, claim_names | known | written)
     )
     if problem:
         return problem
@@ -1142,7 +1168,7 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
             run.append(token)
             if not token.joined:
                 break  # punctuation before it: the item starts here
-        return run
+        return run if len(run) <= 3 else []  # longer, it is a statement, not an item of a list
 
     def inside(run: list[Token]) -> bool:  # the item's word next to "and" is the window's
         return run[0].key in have or run[0].stem in have
@@ -1200,11 +1226,16 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     "when it reaches 80% and 100%" for "only when it reaches 100%")."""
     lex = lexicon()
     table = lex.quantifier
-    found = [i for i, t in enumerate(claim) if table.get(t.key) == "only"]
-    if not found or any(table.get(t.key) == "only" for t in window):
+
+    def only(t: Token) -> bool:  # "only", or a condition of it read as one word ("only when")
+        return table.get(t.key) == "only" or t.word.startswith("only ")
+
+    found = [i for i, t in enumerate(claim) if only(t)]
+    if not found or any(only(t) for t in window):
         return None
     conditional = all(  # "only if", "only when", "only works once"
-        any(t.word in _CONDITION_OPENERS or t.key in lex.condition for t in claim[i + 1 : i + 4])
+        claim[i].word.startswith("only ")
+        or any(t.word in _CONDITION_OPENERS or t.key in lex.condition for t in claim[i + 1 : i + 4])
         for i in found
     )
     if conditional:

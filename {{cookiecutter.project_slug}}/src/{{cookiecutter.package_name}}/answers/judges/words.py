@@ -213,6 +213,7 @@ def _aspect(tokens: list[Token], canonical: dict[str, str]) -> list[Token]:
     return tokens
 
 
+_QUARTERS = {("a", "quarter"): 0.25, ("one", "quarter"): 0.25, ("three", "quarters"): 0.75}
 _FRACTIONS = {("a", "half"): 0.5, ("an", "half"): 0.5, ("a", "quarter"): 0.25, ("three", "quarters"): 0.75}
 
 
@@ -241,8 +242,21 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             return [t.word for t in tokens[a : min(b, stop)]]  # never past the next punctuation
 
         value = token.number
+        pair = words(i, i + 2)
+        part = _QUARTERS.get((pair[0], pair[1])) if len(pair) == 2 else None
+        if part and words(i + 2, i + 4) in (["of", "a"], ["of", "an"]) and i + 4 < stop:
+            of_unit = lex.unit.get(tokens[i + 4].stem)
+            if of_unit and of_unit[1] is not None:  # "a quarter of an hour" is 15 minutes
+                text = " ".join(words(i, i + 5))
+                bound = _bound(tokens, i, i + 5)
+                found.append(Quantity(part * of_unit[1], of_unit[0], bound, i, i + 5, text))
+                i += 5
+                continue
         if token.word in {"a", "an", "one"}:  # "an hour", "one seat"; not "one click", "a monthly plan"
-            following = tokens[i + 1] if i + 1 < stop else None
+            n = i + 1
+            while n < min(i + 3, stop - 1) and tokens[n].word in _BEFORE_UNIT:
+                n += 1  # "a full day", "a business day"
+            following = tokens[n] if n < stop else None
             unit = following is not None and following.stem in lex.unit and not following.word.endswith("ly")
             if unit and token.word != "one" and following is not None:
                 unit = lex.unit[following.stem][1] is not None  # "an hour", but not "a member"
@@ -284,8 +298,10 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             dimension, j = "%", j + (0 if token.word.endswith("%") else 1)
         else:
             k = j
-            while k < min(j + 2, stop) and tokens[k].word in _BEFORE_UNIT:
-                k += 1  # "2 business days"
+            while k < min(j + 2, stop) and (
+                tokens[k].word in _BEFORE_UNIT or _describes(tokens[k], lex.unit)
+            ):
+                k += 1  # "2 business days", "12 idle hours"
             if k < stop and tokens[k].stem in lex.unit:
                 unit_dimension, unit_factor = lex.unit[tokens[k].stem]
                 dimension = tokens[k].stem if unit_factor is None else unit_dimension
@@ -316,6 +332,14 @@ def _per_or_ordinal(tokens: tuple[Token, ...], i: int, found: list[Quantity], st
     before = tokens[i - 1]
     last = before.word.split()[-1]  # "part of" reads as one word
     return bool(found and found[-1].end == i) or last in _RATE_WORDS or before.number is not None
+
+
+def _describes(token: Token, units: dict[str, tuple[str, float | None]]) -> bool:
+    """Whether a word can stand between a number and its unit ("12 idle hours"): a word of
+    meaning, neither a number nor a unit itself (the unit must still follow)."""
+    if token.stop or token.negation or token.number is not None or token.word in _RATE_WORDS:
+        return False  # "300 per minute" is a rate, not 300 minutes
+    return token.stem not in units
 
 
 def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]:
