@@ -446,6 +446,36 @@ KINDS = [
         "Project managers get an email alert when tracked time reaches 100% of the budget.",
     ),
     (
+        "a command is a name",
+        "Connect Slack to start and stop timers with the /tidemark command.",
+        "In Slack, you start and stop timers with the /timer command.",
+        "Once Slack is connected, the /tidemark command starts and stops timers.",
+    ),
+    (
+        "a number the window gives another party",
+        "Business is $20 per seat per month, and Enterprise is priced on request.",
+        "Enterprise is $20 per seat per month.",
+        "Business costs $20 per seat each month.",
+    ),
+    (
+        "any, where the window names which",
+        SESSIONS,
+        "Owners on any plan can set the idle limit under Settings > Security.",
+        "On the Business and Enterprise plans, owners can set the idle limit under Settings > Security.",
+    ),
+    (
+        "an action undone",
+        "Deletion takes effect immediately and cannot be undone by support.",
+        "If you delete it by mistake, support can reverse the deletion.",
+        "Support cannot reverse a deletion, which takes effect immediately.",
+    ),
+    (
+        "a count of times",
+        "If your endpoint does not answer, we retry up to 5 times over 24 hours.",
+        "If your endpoint does not answer, we retry up to 3 times over 24 hours.",
+        "Up to 5 retries over 24 hours are made when your endpoint does not answer.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

@@ -30,7 +30,9 @@ shares most of its terms), and compares their structure:
                "B is smaller than A"); the party before a verb stays the window's ("managers
                submit timesheets" for "members submit"), and so does the party after "from",
                "to" or "into" ("from Team to Business" for "from Business to Team")
-  numbers      a comparison or superlative the window does not state agrees with the numbers
+  numbers      a number stays with the party the window gives it to ("Enterprise is $20"
+               where "Business is $20" and Enterprise is priced on request); a comparison
+               or superlative the window does not state agrees with the numbers
                it gives each party ("Team allows more than Enterprise" where Team has 100
                and Enterprise 300 is not the window's)
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
@@ -47,7 +49,9 @@ shares most of its terms), and compares their structure:
                a party does not cross the verb that relates it ("the project rate overrides
                a member's rate" for "a member's rate overrides the project rate")
   lists        a party the window does not list is not added to its list ("the web app, the
-               extension and the mobile apps"); an email address or URL is a name, whole
+               extension and the mobile apps"), and "any plan" is not what the window says of
+               "the Business and Enterprise plans"; an email address, URL or command
+               ("/tidemark") is a name, whole
 
 A claim copied from the window (after the judges' reading) always passes. The word lists are
 in lexicon.toml. Whatever a judge's score, a claim the guard rejects is unsupported.
@@ -76,7 +80,8 @@ _NAME = re.compile(
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
 _PASSIVE_AGENT = "by"
-_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+")  # emails, URLs
+# Emails, URLs and commands ("/tidemark"): names, whole.
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+|(?<![\w/])/[a-z][\w-]*")
 _CAPITALISED = re.compile(r"(?<![^\W_])[A-Z][^\W_]*")
 _COPULAS = frozenset("is are was were be been being equals means".split())
 
@@ -1026,15 +1031,28 @@ def _role_missing(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     return None
 
 
-def _binding_problem(claim: str, window: str, parties: frozenset[str] | set[str]) -> str | None:
-    """A number the claim gives to one party ("Solo is $12") that the window gives only to
-    another ("Team is $12 ..., Solo is $9"): each quantity belongs to its nearest party."""
+def _together(tokens: tuple[Token, ...], a: int, b: int) -> bool:
+    """Whether tokens[a] and tokens[b] stand in one stretch of text, no punctuation between."""
+    return all(t.joined for t in tokens[min(a, b) + 1 : max(a, b) + 1])
 
-    def owner(tokens: tuple[Token, ...], quantity: Quantity) -> str | None:
+
+def _binding_problem(
+    claim: str, window: str, parties: frozenset[str] | set[str], others: frozenset[str] = frozenset()
+) -> str | None:
+    """A number the claim gives to one party ("Solo is $12") that the window gives only to
+    another ("Team is $12 ..., Solo is $9"), or to others only where it names the claim's with
+    no such number ("Enterprise is $20" where "Business is $20 ..., and Enterprise is priced on
+    request"): each quantity belongs to its nearest party (`others`: the window's names too)."""
+
+    def owner(
+        tokens: tuple[Token, ...], quantity: Quantity, among: frozenset[str] | set[str] = parties
+    ) -> str | None:
         near = [
             (min(abs(i - quantity.start), abs(i - quantity.end + 1)), t.key)
             for i, t in enumerate(tokens)
-            if t.key in parties and not quantity.start <= i < quantity.end
+            if t.key in among
+            and not quantity.start <= i < quantity.end
+            and _together(tokens, i, quantity.start)
         ]
         near = [pair for pair in near if pair[0] <= 3]
         return min(near)[1] if near else None
@@ -1048,6 +1066,13 @@ def _binding_problem(claim: str, window: str, parties: frozenset[str] | set[str]
         theirs = [q for q in have if q.dimension == quantity.dimension and owner(window_tokens, q) == mine]
         if theirs and not any(q.term == quantity.term for q in theirs):
             return f"gives {quantity.text} to '{mine}', the context gives it {theirs[0].text}"
+        if not theirs and any(t.key == mine for t in window_tokens):  # named there, with no number of it
+            holders = {
+                owner(window_tokens, q, set(parties) | others) for q in have if q.term == quantity.term
+            }
+            named = sorted(holder for holder in holders if holder is not None)
+            if named and len(named) == len(holders) and mine not in holders:
+                return f"gives {quantity.text} to '{mine}', the context gives it to '{named[0]}'"
     return None
 
 
@@ -1101,7 +1126,10 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
     parties = claim_names | {
         t.stem for t in read(claim) if t.word in lex.roles or (t.stem in known and t.stem in written)
     }
-    problem = _binding_problem(claim, window, parties) or _role_missing(read(claim), whole)
+    capitalised = {t.stem for t in read(" ".join(_CAPITALISED.findall(plain(window)))) if not t.stop}
+    problem = _binding_problem(claim, window, parties, known | capitalised) or _role_missing(
+        read(claim), whole
+    )
     if problem:
         return problem
     problem = (
@@ -1109,6 +1137,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         or _segment_swap_problem(claim, window)
         or _clause_problem(claim, context or window)
         or _coordinated_problem(read(claim), window, claim_names | known | written)
+        or _universal_problem(read(claim), whole, names(window))
     )
     if problem:
         return problem
@@ -1183,6 +1212,36 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
         missing = right if inside(left) else left
         if any(t.word in roles or t.stem in named for t in missing):
             return f"lists '{missing[0].word}' with what the context lists, which the context does not"
+    return None
+
+
+def _universal_problem(
+    claim: tuple[Token, ...], window: tuple[Token, ...], named: frozenset[str]
+) -> str | None:
+    """ "Any plan" (or "every", "all") where the window speaks of that noun, in the plural,
+    only with names right before it ("the Business and Enterprise plans", "Enterprise
+    customers"), none of which the claim gives."""
+    quantifier = lexicon().quantifier
+    keys = {t.key for t in claim}
+    for i, token in enumerate(claim):
+        if quantifier.get(token.key) != "all":
+            continue
+        noun = next((t for t in claim[i + 1 : i + 4] if not t.stop and t.stem not in named), None)
+        if noun is None:
+            continue
+        restricted: set[str] = set()
+        for j, t in enumerate(window):
+            if t.key != noun.key:
+                continue
+            before = window[max(0, j - 4) : j]
+            if any(quantifier.get(u.key) == "all" for u in before):
+                return None  # the window says "every plan" too
+            if j and window[j - 1].stem in named and t.word.endswith("s") and t.joined:
+                restricted.add(window[j - 1].stem)  # "Enterprise customers", "Business and Enterprise plans"
+                if j >= 3 and window[j - 2].word in ("and", "or") and window[j - 3].stem in named:
+                    restricted.add(window[j - 3].stem)
+        if restricted and not restricted & keys:
+            return f"says '{token.word} {noun.word}' where the context names {', '.join(sorted(restricted))}"
     return None
 
 
