@@ -476,6 +476,30 @@ KINDS = [
         "Up to 5 retries over 24 hours are made when your endpoint does not answer.",
     ),
     (
+        "a bracket given to another word",
+        "Durations can be shown as decimal hours (1.75) or hh:mm (1:45) in the export options.",
+        "In the export options, durations can be shown as decimal hours (1:45) or as hh:mm (1.75).",
+        "In the export options, durations can be shown as hh:mm (1:45) or as decimal hours (1.75).",
+    ),
+    (
+        "business days are not calendar days",
+        "Approved refunds reach your original payment method within 5 to 10 business days.",
+        "Approved refunds reach your original payment method within 5 to 10 calendar days.",
+        "Approved refunds reach your original payment method within 5 to 10 working days.",
+    ),
+    (
+        "an item added to what the window says only of",
+        "Tidemark reads events from your calendar and only asks for read access.",
+        "Tidemark asks for both read and write access to your calendar.",
+        "Tidemark asks for read access to your calendar, and nothing more.",
+    ),
+    (
+        "a role of another kind",
+        "The app lets you run the timer and submit your timesheet from your phone.",
+        "From your phone, the app lets you run the timer and approve your team's timesheets.",
+        "From your phone, the app lets you run the timer and submit your timesheet.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

@@ -161,6 +161,21 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
             "It signs you out at 14 days or 12 idle hours, whichever is sooner.",
             "It signs you out after 14 days or 12 idle hours, whichever comes first.",
         ),
+        # "only one" is a number; steps are no list; "and higher" is "and above"; anyone is someone
+        ("Each company gets only one trial.", "Each company gets one trial."),
+        ("Scan the QR code first and then enter the code.", "Scan the QR code, then enter the code."),
+        (
+            "Owners on the Business plan and higher can require 2FA.",
+            "Owners on the Business plan and above can require 2FA.",
+        ),
+        (
+            "When a member is unassigned, their seat is freed.",
+            "When someone is unassigned in the identity provider, their seat is freed.",
+        ),
+        (
+            "Enterprise keys get ten times the requests of Solo keys.",
+            "Solo keys get 30 requests and Enterprise keys 300.",
+        ),
         # a ratio is not a count; "once X, you ..." puts X before what follows
         ("Enterprise keys get three times as many requests.", "Team keys get 100 requests, Enterprise 300."),
         (
@@ -183,7 +198,7 @@ def test_quantities_read_units_bounds_and_number_words() -> None:
         (20, "%", ""),
         (100000, "row", "at_most"),
         (12, "charact", ""),
-        (2 * 86400, "time", ""),
+        (2 * 86400, "workdays", ""),  # business days are not 48 hours
     ]
     assert [q.value for q in quantities(read("an hour and a half, half a day, five hundred entries"))] == [
         5400,

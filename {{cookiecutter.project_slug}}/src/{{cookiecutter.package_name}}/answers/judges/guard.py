@@ -41,7 +41,8 @@ shares most of its terms), and compares their structure:
   concessions  "at any time" where the window sets a time limit; "even after X" where the
                window makes no concession ("even", "regardless")
   quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
-               both numbers
+               both numbers; what a bracket says belongs to the word before it ("decimal
+               hours (1.75)")
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
                places
   phrases      words do not trade places between two phrases of one statement ("to existing
@@ -606,6 +607,32 @@ def _segment_swap_problem(claim: str, window: str) -> str | None:
     return None
 
 
+_BRACKETED = re.compile(r"([^\W_][^()]*?)\s*\(([^()]+)\)")
+
+
+def _brackets(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Each bracket of `text` with the word it belongs to: the last content term before it
+    ("decimal hours (1.75)" gives ("hour", {"1.75"}))."""
+    found = []
+    for match in _BRACKETED.finditer(plain(text)):
+        before, inside = content_terms(match.group(1)), frozenset(content_terms(match.group(2)))
+        if before and inside:
+            found.append((before[-1], inside))
+    return found
+
+
+def _bracket_problem(claim: str, window: str) -> str | None:
+    """What a bracket says given to another word than the window gives it: "decimal hours
+    (1:45) or hh:mm (1.75)" where the window says "decimal hours (1.75) or hh:mm (1:45)"."""
+    theirs = _brackets(window)
+    heads = {head for head, _ in theirs}
+    for head, inside in _brackets(claim):
+        owners = {h for h, i in theirs if i == inside}
+        if owners and head not in owners and head in heads:
+            return f"gives '({' '.join(sorted(inside))})' to '{head}', the context to '{sorted(owners)[0]}'"
+    return None
+
+
 def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
     return [table[t.key] for t in tokens if t.key in table]
 
@@ -742,15 +769,18 @@ def _any_time(tokens: tuple[Token, ...]) -> bool:
     )
 
 
+_SPANS = frozenset({"time", "workdays", "calendar"})
+
+
 def _unbounded_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
     """ "At any time" where the window's sentence bounds the time ("within 30 days", "up to 60
     days in the past") and the claim gives no time of its own."""
     if not _any_time(claim) or _any_time(sentence):
         return None
-    if any(q.dimension in ("time", "calendar") for q in _quantities_of_tokens(claim)):
+    if any(q.dimension in _SPANS for q in _quantities_of_tokens(claim)):
         return None
     for quantity in _quantities_of_tokens(sentence):
-        if quantity.dimension in ("time", "calendar") and quantity.bound == "at_most":
+        if quantity.dimension in _SPANS and quantity.bound == "at_most":
             return f"says 'at any time' where the context sets a limit ({quantity.text})"
     return None
 
@@ -1020,13 +1050,26 @@ def _overlap(clause: str, piece: str) -> tuple[int, int, bool]:
     return len(mine & theirs), -len(mine ^ theirs), piece.strip() == clause.strip()
 
 
+_PERSONS = frozenset(
+    stem(word)
+    for word in """owner admin administrator member guest manager user client customer approver viewer
+    editor author recipient sender employee contractor patient doctor parent child partner""".split()
+)  # the roles that are people: "workspace" or "project" names no one
+_ANYONE = frozenset("someone anyone everyone somebody anybody everybody people person".split())
+
+
 def _role_missing(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
-    """A party the claim names by its role ("managers") where the window names others
-    ("owners and admins") but not it."""
+    """A party the claim names by its role ("managers") where the window names others of its
+    kind ("owners and admins") but not it: people against people ("someone" is anyone), things
+    against things ("team" where the window names the "app")."""
     roles = lexicon().roles
-    theirs = {t.stem for t in window if t.word in roles}
+    anyone = any(t.word in _ANYONE for t in window)  # "when someone is unassigned": a member is someone
     for token in claim:
-        if token.word in roles and theirs and token.stem not in theirs:
+        if token.word not in roles:
+            continue
+        person = token.stem in _PERSONS  # a person against people, a thing against things
+        theirs = {t.stem for t in window if t.word in roles and (t.stem in _PERSONS) == person}
+        if theirs and token.stem not in theirs and not (person and anyone):
             return f"names '{token.word}' where the context names {', '.join(sorted(theirs))}"
     return None
 
@@ -1066,7 +1109,7 @@ def _binding_problem(
         theirs = [q for q in have if q.dimension == quantity.dimension and owner(window_tokens, q) == mine]
         if theirs and not any(q.term == quantity.term for q in theirs):
             return f"gives {quantity.text} to '{mine}', the context gives it {theirs[0].text}"
-        if not theirs and any(t.key == mine for t in window_tokens):  # named there, with no number of it
+        if not theirs and quantity.measured and any(t.key == mine for t in window_tokens):  # named, no number
             holders = {
                 owner(window_tokens, q, set(parties) | others) for q in have if q.term == quantity.term
             }
@@ -1135,6 +1178,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
     problem = (
         _swap_problem(claim, window)
         or _segment_swap_problem(claim, window)
+        or _bracket_problem(claim, window)
         or _clause_problem(claim, context or window)
         or _coordinated_problem(read(claim), window, claim_names | known | written)
         or _universal_problem(read(claim), whole, names(window))
@@ -1172,6 +1216,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
 
 
 _COORDINATORS = frozenset({"and", "or"})
+_SEQUENCE = frozenset("first then later also too again afterwards next finally".split())
 
 
 def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset[str]) -> str | None:
@@ -1183,6 +1228,7 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
     noun such as "apps").
     Other words that "and" joins may be statements of their own, in words of their own."""
     _, have = _vocabulary(window)
+    window_tokens = read(window)
     roles = lexicon().roles
 
     def item(indices: range) -> list[Token]:
@@ -1209,8 +1255,17 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
         right = item(range(i + 1, len(claim)))
         if not left or not right or inside(left) == inside(right):
             continue
+        if left[0].word in _SEQUENCE or right[0].word in _SEQUENCE:
+            continue  # "scan it first and then enter the code": steps, not a list
         missing = right if inside(left) else left
-        if any(t.word in roles or t.stem in named for t in missing):
+        present = left if missing is right else right
+        restricted = any(  # the window says "only" of the item the claim keeps: "only asks for read access"
+            lexicon().quantifier.get(u.key) == "only"
+            for j, t in enumerate(window_tokens)
+            if t.key == present[0].key
+            for u in window_tokens[max(0, j - 3) : j]
+        )
+        if restricted or any(t.word in roles or t.stem in named for t in missing):
             return f"lists '{missing[0].word}' with what the context lists, which the context does not"
     return None
 
@@ -1289,7 +1344,11 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     def only(t: Token) -> bool:  # "only", or a condition of it read as one word ("only when")
         return table.get(t.key) == "only" or t.word.startswith("only ")
 
-    found = [i for i, t in enumerate(claim) if only(t)]
+    found = [
+        i
+        for i, t in enumerate(claim)
+        if only(t) and not (i + 1 < len(claim) and claim[i + 1].number is not None)
+    ]  # "only one trial" says one, which the numbers compare
     if not found or any(only(t) for t in window):
         return None
     conditional = all(  # "only if", "only when", "only works once"

@@ -61,7 +61,7 @@ _NUMBER_WORDS = {word: float(value) for word, value in NUMBER_WORDS.items()} | {
 _BREAK = re.compile(r"[.,;:!?()\[\]]")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _MULTIPLIERS = {"hundred": 100.0, "thousand": 1000.0, "million": 1e6, "billion": 1e9}
-MEASURED = frozenset({"time", "calendar", "data", "length", "$", "%", "clock"})
+MEASURED = frozenset({"time", "workdays", "calendar", "data", "length", "$", "%", "clock"})
 
 
 class Token(NamedTuple):  # a tuple: texts of thousands of words are read, so it is cheap to make
@@ -222,6 +222,7 @@ def _fraction(words: list[str]) -> float:
     return _FRACTIONS.get((words[1], words[2]), 0.0) if len(words) == 3 and words[0] == "and" else 0.0
 
 
+_WORKDAY = frozenset({"business", "working", "work"})
 _BEFORE_UNIT = frozenset({"business", "working", "calendar", "full", "more", "additional", "free", "extra"})
 
 
@@ -306,6 +307,8 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
                 unit_dimension, unit_factor = lex.unit[tokens[k].stem]
                 dimension = tokens[k].stem if unit_factor is None else unit_dimension
                 factor, j = unit_factor or 1.0, k + 1
+                if dimension == "time" and any(t.word in _WORKDAY for t in tokens[i + 1 : k]):
+                    dimension = "workdays"  # "2 business days" are not 48 hours, but are 2 working days
                 if _fraction(words(j, j + 3)):
                     value, j = value + _fraction(words(j, j + 3)), j + 3  # "an hour and three quarters"
         text = " ".join(words(i, j))
@@ -317,7 +320,7 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
 _TENS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".split())
 _DIGITS = frozenset(float(n) for n in range(1, 10))
 _RATE_WORDS = frozenset("once twice thrice times per of through throughout during".split())
-_RATIO_AFTER = [[word] for word in "as more larger longer faster fewer less".split()]
+_RATIO_AFTER = [[word] for word in "as the more larger longer faster fewer less".split()]
 
 
 def _per_or_ordinal(tokens: tuple[Token, ...], i: int, found: list[Quantity], stop: int) -> bool:
