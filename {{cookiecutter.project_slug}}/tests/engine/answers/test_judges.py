@@ -176,6 +176,12 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
             "Enterprise keys get ten times the requests of Solo keys.",
             "Solo keys get 30 requests and Enterprise keys 300.",
         ),
+        # "a day" of "a day in the last 60 days" is no duration; "at any given time" is "at a time"
+        (
+            "You can add an entry for a day in the last 60 days.",
+            "You can add entries up to 60 days in the past.",
+        ),
+        ("No more than one timer can run at any given time.", "Only one timer can run at a time."),
         # a ratio is not a count; "once X, you ..." puts X before what follows
         ("Enterprise keys get three times as many requests.", "Team keys get 100 requests, Enterprise 300."),
         (

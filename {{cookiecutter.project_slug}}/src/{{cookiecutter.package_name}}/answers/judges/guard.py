@@ -39,10 +39,14 @@ shares most of its terms), and compares their structure:
                an exception ("unless X", "except when X") the window does not make, where it
                states X plainly; "only when X" where the window's condition says more than X
   concessions  "at any time" where the window sets a time limit; "even after X" where the
-               window makes no concession ("even", "regardless")
+               window makes no concession ("even", "regardless"); a claim without a condition
+               that denies X states the case "unless X" leaves out
+  steps        "B before A" (or "after", "then") where the window says "A, then B"; "A
+               instead of B" where it says "B instead of A"
   quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
                both numbers; what a bracket says belongs to the word before it ("decimal
-               hours (1.75)")
+               hours (1.75)"); a bare number beside a unit shares it ("between 5 and 60
+               minutes, 10 by default"), and "a day" of "a day in the last 60 days" is none
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
                places
   phrases      words do not trade places between two phrases of one statement ("to existing
@@ -61,6 +65,7 @@ in lexicon.toml. Whatever a judge's score, a claim the guard rejects is unsuppor
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 
@@ -82,7 +87,7 @@ _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always"
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
 _PASSIVE_AGENT = "by"
 # Emails, URLs and commands ("/tidemark"): names, whole.
-_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+|(?<![\w/])/[a-z][\w-]*")
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+|(?<!\S)/[a-z][\w-]*")
 _CAPITALISED = re.compile(r"(?<![^\W_])[A-Z][^\W_]*")
 _COPULAS = frozenset("is are was were be been being equals means".split())
 
@@ -137,6 +142,22 @@ def _same_count(mine: str, theirs: str) -> bool:
     return mine == theirs or (mine in _PEOPLE and any(stem(role) == theirs for role in roles))
 
 
+def _implied(
+    quantity: Quantity, mine: tuple[Quantity, ...], claim: tuple[Token, ...], have: tuple[Quantity, ...]
+) -> bool:
+    """Whether a quantity the window does not state is one it implies: "a day" of "a day in
+    the last 60 days" is no duration (the claim gives one of the same kind); "10 minutes"
+    where the window says "between 5 and 60 minutes, 10 by default" (a bare 10 beside a
+    number of minutes)."""
+    words = quantity.text.split()
+    if words[0] in ("a", "an") and any(q is not quantity and q.dimension == quantity.dimension for q in mine):
+        return True
+    written = claim[quantity.start].number
+    if written is None or not any(q.dimension == quantity.dimension for q in have):
+        return False
+    return any(not q.dimension and _same_value(q.value, written) for q in have)
+
+
 def _unit_named(quantity: Quantity, window: str) -> bool:
     """Whether an implied one ("a week", "an hour") meets a window that names the unit with no
     number ("for that week"): one of it is what the window speaks of."""
@@ -148,11 +169,15 @@ def _unit_named(quantity: Quantity, window: str) -> bool:
 
 def _quantity_problem(claim: str, window: str) -> str | None:
     have = quantities_of(window)
-    for quantity in quantities_of(claim):
+    mine = quantities_of(claim)
+    claim_tokens = read(claim)
+    for quantity in mine:
         if quantity.measured:
             same = [
                 q for q in have if q.dimension == quantity.dimension and _same_value(q.value, quantity.value)
             ]
+            if not same and _implied(quantity, mine, claim_tokens, have):
+                continue
             if not same:
                 said = [q.text for q in have if q.dimension == quantity.dimension]
                 if said:
@@ -295,6 +320,23 @@ def _said(piece: str) -> tuple[dict[str, set[int]], str]:
     return said, _condition(read(piece))
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _said_plainly(piece: str) -> tuple[dict[str, set[int]], str]:
+    """`_said`, with "unless X" read as "if not X" and its condition dropped: for a claim that
+    states the case without a condition ("a business that has not given a VAT number pays
+    the local rate" against "... charges the local rate unless you provide a VAT number")."""
+    tokens = read(piece)
+    table = lexicon().condition
+    at = next((i for i, t in enumerate(tokens) if table.get(t.key) == "unless"), None)
+    if at is None:
+        return _said(piece)
+    said: dict[str, set[int]] = {}
+    for part, turn in ((tokens[:at], 1), (tokens[at + 1 :], -1)):
+        for key, sign in _terms(part):
+            said.setdefault(key, set()).add(sign * turn)
+    return said, ""
+
+
 OVERLAP_MARGIN = 0.5  # a clause sharing at least half as much with the claim as the closest one
 
 
@@ -308,14 +350,19 @@ def _polarity_problem(clause: str, window: str) -> str | None:
     the other "unless", "unless X" is "if not X": the negation has moved into the condition, so
     the clauses agree when some shared term's polarity differs, and the claim turns the
     condition around when none does ("if you give a VAT number" for "unless you give" it)."""
-    theirs = [(_overlap(clause, piece), *_said(piece), piece) for piece in _window_clauses(window)]
+    condition = _condition(read(clause))
+    pieces = _window_clauses(window)
+    normal = [(_overlap(clause, piece), *_said(piece), piece) for piece in pieces]
+    # A term the claim denies, with no condition of its own, may be the window's "unless" case:
+    # "a business that has not given a VAT number" is the one "unless you provide" it leaves out.
+    plainly = [(_overlap(clause, piece), *_said_plainly(piece), piece) for piece in pieces]
     mine = _terms(read(clause))
     keys = {key for key, _ in mine}
-    condition = _condition(read(clause))
     moved: dict[str, list[bool]] = {}  # window clause -> whether each shared term kept its polarity
     for key, sign in mine:
         if not keys.isdisjoint(opposites(key)):
             continue
+        theirs = plainly if sign < 0 and not condition else normal
         about = [entry for entry in theirs if _polarity(key, entry[1]) is not None]
         if not about:
             continue
@@ -554,6 +601,11 @@ def _cause_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str |
     return None
 
 
+def _matched(mine: set[str], theirs: set[str]) -> bool:
+    """Whether a claim's clause shares more than half of its terms with the window clause."""
+    return len(mine & theirs) * 2 > len(mine)
+
+
 def _swap_problem(claim: str, window: str) -> str | None:
     """Terms traded between two clauses: the claim puts term x in its first clause and y in
     its second, where the window's matching clauses have y in the first and x in the second
@@ -565,8 +617,10 @@ def _swap_problem(claim: str, window: str) -> str | None:
     aligned = [set(content_terms(_aligned(part, window))) for part in parts]
     for a in range(len(parts)):
         for b in range(a + 1, len(parts)):
-            if aligned[a] == aligned[b]:
-                continue
+            if aligned[a] == aligned[b] or not (
+                _matched(terms[a], aligned[a]) and _matched(terms[b], aligned[b])
+            ):
+                continue  # a clause that matches its window clause by half or less may be aligned wrongly
             x = (terms[a] - aligned[a]) & (aligned[b] - terms[b])
             y = (terms[b] - aligned[b]) & (aligned[a] - terms[a])
             if x and y:
@@ -710,10 +764,12 @@ def _modal_problem(
     mine = _modal_signs(claim)
     if not mine:
         return None
-    kind, _, governed = mine[0]
+    kind, sign, governed = mine[0]
+    denied_must = kind == "must" and sign < 1  # "no need to poll": you can do without, as in the window
     table = lexicon().modal
     if governed:
-        written = {t.key for t in claim}  # "you allow" in both is the verb, not the modal "allowed"
+        own = _modals(claim)[0].key
+        written = {t.key for t in claim} - {own}  # "you allow" in both is the verb, not the modal "allowed"
         said = {
             "can" if table[t.key] == "must" and sign < 1 else table[t.key]  # "not needed": you can do without
             for piece in _window_clauses(whole)
@@ -721,7 +777,8 @@ def _modal_problem(
             if g == governed and (t.word in _AUXILIARIES or t.key not in written)
         }
         if said:
-            return None if kind in said else f"says '{kind}' where the context says '{sorted(said)[0]}'"
+            ours = "can" if denied_must else kind
+            return None if ours in said else f"says '{kind}' where the context says '{sorted(said)[0]}'"
     sentence = read(sentence_text)
     theirs = _modal_signs(window) or _modal_signs(sentence)
     if not theirs:
@@ -753,6 +810,69 @@ def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
         if sign and other and 0 not in other and sign not in other:
             said = "not " + kind if sign < 0 else kind
             return f"says '{said}' where the context says the opposite"
+    return None
+
+
+def _steps(tokens: tuple[Token, ...]) -> list[tuple[set[str], set[str]]]:
+    """Each (what comes first, what comes next) a reading orders: "A, then B", "A and then B",
+    "B after A"... as sets of content terms; "A before B" and "A first, then B" too."""
+
+    def terms(part: tuple[Token, ...]) -> set[str]:
+        return {t.key for t in part if not (t.stop or t.negation or t.word in _SEQUENCE)}
+
+    found = []
+    for i, token in enumerate(tokens):
+        if token.word == "then" and i > 0 and (not token.joined or tokens[i - 1].word == "and"):
+            found.append((terms(tokens[:i]), terms(tokens[i + 1 :])))
+        elif token.word in ("before", "after") and 0 < i < len(tokens) - 1:
+            before, after = terms(tokens[:i]), terms(tokens[i + 1 :])
+            found.append((before, after) if token.word == "before" else (after, before))
+    return [(a, b) for a, b in found if a and b]
+
+
+def _sequence_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
+    """Steps in the other order from the window's: "you enter the code before scanning the QR
+    code" where the window says "scan the QR code, then enter the code". What the claim puts
+    first shares more with what the window puts next, and the other way round."""
+    theirs = _steps(sentence)
+
+    def order(first: set[str], last: set[str], their_first: set[str], their_last: set[str]) -> int:
+        """+1 where the two orders agree, -1 where they are swapped, 0 where it cannot tell."""
+        ahead = len(first & their_first) - len(first & their_last)
+        behind = len(last & their_last) - len(last & their_first)
+        return 1 if ahead > 0 and behind > 0 else -1 if ahead < 0 and behind < 0 else 0
+
+    for first, last in _steps(claim):
+        first, last = first - last, last - first  # a word on both sides ("the code") orders nothing
+        if not (first and last):
+            continue
+        said = [order(first, last, a, b) for a, b in theirs]
+        if -1 in said and 1 not in said:  # no order of the window's says it the claim's way
+            return "puts the steps in the other order from the context"
+    return None
+
+
+_INSTEAD = frozenset({"instead", "rather"})
+
+
+def _instead_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
+    """ "Paying monthly instead of annually" where the window says "annually instead of monthly"
+    ("rather than" alike): the words on either side of it trade places."""
+
+    def pairs(tokens: tuple[Token, ...]) -> set[tuple[str, str]]:
+        found = set()
+        for i, t in enumerate(tokens):
+            if t.word in _INSTEAD:
+                before = next((u.key for u in reversed(tokens[:i]) if not u.stop), None)
+                after = next((u.key for u in tokens[i + 1 :] if not u.stop), None)
+                if before and after:
+                    found.add((before, after))
+        return found
+
+    theirs = pairs(sentence)
+    for before, after in pairs(claim):
+        if (after, before) in theirs and (before, after) not in theirs:
+            return f"says '{before}' instead of '{after}', the context the other way round"
     return None
 
 
@@ -961,23 +1081,25 @@ def _subject_problem(
     def party(t: Token) -> bool:
         return not t.stop and (t.word in lex.roles or t.stem in parties or t.key in parties)
 
-    def subjects(tokens: tuple[Token, ...]) -> dict[str, tuple[str, int]]:
-        found: dict[str, tuple[str, int]] = {}
+    def subjects(tokens: tuple[Token, ...]) -> dict[str, list[tuple[str, int]]]:
+        found: dict[str, list[tuple[str, int]]] = {}
         for i in range(1, len(tokens)):
             verb, before = tokens[i], tokens[i - 1]
             if not (party(before) and verb.joined) or verb.stop or party(verb) or verb.number is not None:
                 continue
             if not verb.word.endswith(_NOUN_ENDINGS):  # "Jira integration" is no subject and verb
-                found.setdefault(verb.key, (before.key, i))
+                found.setdefault(verb.key, []).append((before.key, i))
         return found
 
     keys, theirs_keys = [t.key for t in claim], [t.key for t in window]
     theirs = subjects(window)
-    for verb, (mine, at) in subjects(claim).items():
-        if verb not in theirs or keys.count(verb) != 1:
+    for verb, said in subjects(claim).items():
+        if verb not in theirs or len(said) != 1:
             continue
-        other, there = theirs[verb]
-        if other != mine and mine in theirs_keys[there:] and other in keys[at:]:
+        (mine, at), (other, there) = said[0], theirs[verb][0]
+        if mine in {party for party, _ in theirs[verb]}:
+            continue  # the window has that party do it too
+        if mine in theirs_keys[there:] and other in keys[at:]:
             return f"says '{mine}' does what the context says '{other}' does ('{claim[at].word}')"
     return None
 
@@ -1055,21 +1177,20 @@ _PERSONS = frozenset(
     for word in """owner admin administrator member guest manager user client customer approver viewer
     editor author recipient sender employee contractor patient doctor parent child partner""".split()
 )  # the roles that are people: "workspace" or "project" names no one
+_GENERIC = frozenset({stem("user"), stem("customer")})
 _ANYONE = frozenset("someone anyone everyone somebody anybody everybody people person".split())
 
 
 def _role_missing(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
-    """A party the claim names by its role ("managers") where the window names others of its
-    kind ("owners and admins") but not it: people against people ("someone" is anyone), things
-    against things ("team" where the window names the "app")."""
+    """A person the claim names by a role ("managers") where the window names other people
+    ("owners and admins") but not that one, nor "someone". "Users" is anyone too ("Excel users"),
+    and a workspace, a team or an app is no person."""
     roles = lexicon().roles
-    anyone = any(t.word in _ANYONE for t in window)  # "when someone is unassigned": a member is someone
+    if any(t.word in _ANYONE for t in window):
+        return None  # "when someone is unassigned": a member is someone
+    theirs = {t.stem for t in window if t.word in roles and t.stem in _PERSONS}
     for token in claim:
-        if token.word not in roles:
-            continue
-        person = token.stem in _PERSONS  # a person against people, a thing against things
-        theirs = {t.stem for t in window if t.word in roles and (t.stem in _PERSONS) == person}
-        if theirs and token.stem not in theirs and not (person and anyone):
+        if token.word in roles and token.stem in _PERSONS - _GENERIC and theirs and token.stem not in theirs:
             return f"names '{token.word}' where the context names {', '.join(sorted(theirs))}"
     return None
 
@@ -1157,7 +1278,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
     for word in sorted(DATE_WORDS & {t.word for t in read(claim)} - words):
         return f"names the date {word}, which the context does not"
     for address in _ADDRESS.findall(claim):  # "billing@tidemark.app" is a name as a whole
-        if address.casefold().rstrip(".,;:!?)") not in _folded(context or window):
+        if _folded(address).rstrip(".,;:!?)") not in _folded(context or window):
             return f"names '{address}', which the context does not"
     claim_names = names(claim)
     missing = sorted(claim_names - stems)
@@ -1181,7 +1302,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         or _bracket_problem(claim, window)
         or _clause_problem(claim, context or window)
         or _coordinated_problem(read(claim), window, claim_names | known | written)
-        or _universal_problem(read(claim), whole, names(window))
+        or _universal_problem(read(claim), whole, names(window) | capitalised, known)
     )
     if problem:
         return problem
@@ -1199,6 +1320,8 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _modal_problem(mine, theirs, sentence_text, window)
             or _modal_denied(mine, theirs)
             or _event_order_problem(mine, theirs)
+            or _sequence_problem(mine, sentence)
+            or _instead_problem(mine, sentence)
             or _unbounded_problem(mine, sentence)
             or _even_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
@@ -1270,33 +1393,55 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
     return None
 
 
+def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | set[str]) -> set[str] | None:
+    """The names right before each plural `noun` of the window ("the Business and Enterprise
+    plans" gives Business and Enterprise), or None where the window says "every" or "any"
+    of it too."""
+    quantifier = lexicon().quantifier
+    found: set[str] = set()
+    for j, t in enumerate(window):
+        if t.key != noun:
+            continue
+        if any(quantifier.get(u.key) == "all" for u in window[max(0, j - 4) : j]):
+            return None  # the window says "every plan" too
+        if j and window[j - 1].stem in named and t.word.endswith("s") and t.joined:
+            found.add(window[j - 1].stem)  # "Enterprise customers", "Business and Enterprise plans"
+            if j >= 3 and window[j - 2].word in ("and", "or") and window[j - 3].stem in named:
+                found.add(window[j - 3].stem)
+    return found
+
+
 def _universal_problem(
-    claim: tuple[Token, ...], window: tuple[Token, ...], named: frozenset[str]
+    claim: tuple[Token, ...],
+    window: tuple[Token, ...],
+    named: frozenset[str] | set[str],
+    proper: frozenset[str] = frozenset(),
 ) -> str | None:
     """ "Any plan" (or "every", "all") where the window speaks of that noun, in the plural,
     only with names right before it ("the Business and Enterprise plans", "Enterprise
-    customers"), none of which the claim gives."""
-    quantifier = lexicon().quantifier
+    customers"), none of which the claim gives; and "Business workspaces" where it names
+    only "Enterprise workspaces" (`named`: the window's names and capitalised words; `proper`:
+    the context's names, which alone may stand before a role noun such as "workspaces")."""
+    quantifier, roles = lexicon().quantifier, lexicon().roles
     keys = {t.key for t in claim}
     for i, token in enumerate(claim):
-        if quantifier.get(token.key) != "all":
-            continue
-        noun = next((t for t in claim[i + 1 : i + 4] if not t.stop and t.stem not in named), None)
-        if noun is None:
-            continue
-        restricted: set[str] = set()
-        for j, t in enumerate(window):
-            if t.key != noun.key:
-                continue
-            before = window[max(0, j - 4) : j]
-            if any(quantifier.get(u.key) == "all" for u in before):
-                return None  # the window says "every plan" too
-            if j and window[j - 1].stem in named and t.word.endswith("s") and t.joined:
-                restricted.add(window[j - 1].stem)  # "Enterprise customers", "Business and Enterprise plans"
-                if j >= 3 and window[j - 2].word in ("and", "or") and window[j - 3].stem in named:
-                    restricted.add(window[j - 3].stem)
-        if restricted and not restricted & keys:
-            return f"says '{token.word} {noun.word}' where the context names {', '.join(sorted(restricted))}"
+        if quantifier.get(token.key) == "all":
+            noun = next((t for t in claim[i + 1 : i + 4] if not t.stop and t.stem not in named), None)
+            restricted = _named_before(window, noun.key, named) if noun is not None else None
+            if noun is not None and restricted and not restricted & keys:
+                return (
+                    f"says '{token.word} {noun.word}' where the context names {', '.join(sorted(restricted))}"
+                )
+        elif (
+            i + 1 < len(claim) and token.stem in proper and claim[i + 1].word in roles and claim[i + 1].joined
+        ):
+            restricted = _named_before(window, claim[i + 1].key, named)
+            together = any(  # the window says it too: "case patients"
+                a.stem == token.stem and b.key == claim[i + 1].key for a, b in itertools.pairwise(window)
+            )
+            if restricted and token.stem not in restricted and not together:
+                kind = claim[i + 1].word
+                return f"says '{token.word} {kind}' where the context says '{sorted(restricted)[0]} {kind}'"
     return None
 
 
