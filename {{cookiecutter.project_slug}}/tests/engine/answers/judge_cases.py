@@ -99,6 +99,10 @@ TIMERS = (
     "Only one timer can run at a time, so starting a new one stops the current timer. "
     "Archiving a client archives all of its projects at once."
 )
+RATES_LEVELS = (
+    "Rates can be set for the workspace, a client, a project and a member, and the most specific "
+    "rate wins, so a member's rate on a project overrides the project rate."
+)
 ROUNDING = "Rounding only changes how durations appear in reports; the original entry is always kept."
 VAT = "Tidemark charges VAT at your local rate unless you provide a valid VAT number."
 ALLOWLIST = "Requests from any other IP address are blocked in the web app and the mobile apps."
@@ -534,6 +538,42 @@ KINDS = [
         "Set the threshold between 5 and 60 minutes, 10 by default.",
         "The threshold is 15 minutes by default and ranges from 5 to 60 minutes.",
         "The threshold is 10 minutes by default and ranges from 5 to 60 minutes.",
+    ),
+    (
+        "an item of the other list",
+        "Required columns are date, email, project and duration; client, task and billable are optional.",
+        "The client column is required.",
+        "The client column is optional, while the date column is required.",
+    ),
+    (
+        "the direction of a paste, past a comma",
+        "Generate a SCIM token in Tidemark and paste it, along with the base URL, into Okta.",
+        "You generate a SCIM token in Okta and paste it into Tidemark.",
+        "You paste the SCIM token generated in Tidemark into Okta, together with the base URL.",
+    ),
+    (
+        "which rate takes precedence",
+        RATES_LEVELS,
+        "On a project, the project rate takes precedence over a member's rate.",
+        "On a project, a member's rate takes precedence over the project rate.",
+    ),
+    (
+        "one step, and then another",
+        RETENTION,
+        "After a workspace is cancelled, its data is deleted, and it then stays read-only for 30 days.",
+        "After a workspace is cancelled it is read-only for 30 days, and after that its data is deleted.",
+    ),
+    (
+        "every plan, where the window names one and above",
+        "Workspace owners on the Business plan and above can require 2FA for every member.",
+        "Workspace owners on every paid plan can require 2FA for every member.",
+        "On Business and higher plans, workspace owners can require 2FA for all members.",
+    ),
+    (
+        "a rate per minute on a plan",
+        RATES,
+        "Each API key can make 30 requests per minute on Enterprise and 300 per minute on Solo.",
+        "Each API key can make 300 requests per minute on Enterprise.",
     ),
     (
         "a version bound",

@@ -182,6 +182,12 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
             "You can add entries up to 60 days in the past.",
         ),
         ("No more than one timer can run at any given time.", "Only one timer can run at a time."),
+        # an answer's "No," denies no word; "times as many" says no "some"
+        ("No, cancelling your subscription won't remove your data.", "Cancelling does not delete your data."),
+        (
+            "Enterprise keys get three times as many requests as Team keys.",
+            "Each key on Team gets 100 requests, and on Enterprise 300.",
+        ),
         # a ratio is not a count; "once X, you ..." puts X before what follows
         ("Enterprise keys get three times as many requests.", "Team keys get 100 requests, Enterprise 300."),
         (

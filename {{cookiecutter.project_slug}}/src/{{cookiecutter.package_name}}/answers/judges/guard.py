@@ -41,8 +41,10 @@ shares most of its terms), and compares their structure:
   concessions  "at any time" where the window sets a time limit; "even after X" where the
                window makes no concession ("even", "regardless"); a claim without a condition
                that denies X states the case "unless X" leaves out
-  steps        "B before A" (or "after", "then") where the window says "A, then B"; "A
-               instead of B" where it says "B instead of A"
+  steps        "B before A" (or "after", "then", "after that") where the window says "A,
+               then B"; "A instead of B" where it says "B instead of A"
+  lists        also: an item given the modal of another list of the window's sentence
+               ("the client column is required" where "client, task ... are optional")
   quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
                both numbers; what a bracket says belongs to the word before it ("decimal
                hours (1.75)"); a bare number beside a unit shares it ("between 5 and 60
@@ -377,8 +379,12 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         )
         if polarity is not None and sign and sign not in polarity and 0 not in polarity and not agreed:
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
+    tokens = read(clause)
+    at = next((i for i, t in enumerate(tokens) if lexicon().condition.get(t.key) == "if"), len(tokens))
+    # "only ... if", not "if ... only"
+    only = any(lexicon().quantifier.get(t.key) == "only" for t in tokens[:at])
     for piece, kept in moved.items():
-        if len(kept) >= 2 and all(kept):
+        if len(kept) >= 2 and all(kept) and not only:  # "only if X" is "unless X, not": it agrees
             other = "unless" if condition == "if" else "if"
             return f"says '{condition}' where the context says '{other}' ('{piece.strip()}')"
     return None
@@ -688,7 +694,12 @@ def _bracket_problem(claim: str, window: str) -> str | None:
 
 
 def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
-    return [table[t.key] for t in tokens if t.key in table]
+    """The classes of a clause's words, in order; not a word after "as" ("three times as many
+    requests" compares, it does not say "some")."""
+    compared = {
+        i for i in range(2, len(tokens)) if (tokens[i - 2].word, tokens[i - 1].word) == ("times", "as")
+    }
+    return [table[t.key] for i, t in enumerate(tokens) if t.key in table and i not in compared]
 
 
 _IF_UNLESS = frozenset({"if", "unless"})  # "unless X" is "if not X": compared by _polarity_problem
@@ -813,28 +824,36 @@ def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     return None
 
 
-def _steps(tokens: tuple[Token, ...]) -> list[tuple[set[str], set[str]]]:
+def _steps(tokens: tuple[Token, ...], nearest: int = 0) -> list[tuple[set[str], set[str]]]:
     """Each (what comes first, what comes next) a reading orders: "A, then B", "A and then B",
-    "B after A"... as sets of content terms; "A before B" and "A first, then B" too."""
+    "B after A", "A, and after that B"... as sets of content terms; "A before B" and "A first,
+    then B" too. With `nearest`, only so many terms on either side of the ordering word: the
+    steps themselves, not the setting both share ("After a workspace is cancelled, ...")."""
 
-    def terms(part: tuple[Token, ...]) -> set[str]:
-        return {t.key for t in part if not (t.stop or t.negation or t.word in _SEQUENCE)}
+    def terms(part: tuple[Token, ...], nearest_last: bool) -> set[str]:
+        found = [t.key for t in part if not (t.stop or t.negation or t.word in _SEQUENCE)]
+        if not nearest:
+            return set(found)
+        return set(found[-nearest:] if nearest_last else found[:nearest])
 
     found = []
     for i, token in enumerate(tokens):
-        if token.word == "then" and i > 0 and (not token.joined or tokens[i - 1].word == "and"):
-            found.append((terms(tokens[:i]), terms(tokens[i + 1 :])))
+        joined = not token.joined or "and" in {t.word for t in tokens[max(0, i - 2) : i]}  # "and it then"
+        after_that = token.word == "after" and i + 1 < len(tokens) and tokens[i + 1].word in ("that", "this")
+        if (token.word == "then" and i > 0 and joined) or after_that:  # "..., and after that B" is "then B"
+            found.append((terms(tokens[:i], True), terms(tokens[i + 1 :], False)))
         elif token.word in ("before", "after") and 0 < i < len(tokens) - 1:
-            before, after = terms(tokens[:i]), terms(tokens[i + 1 :])
+            before, after = terms(tokens[:i], True), terms(tokens[i + 1 :], False)
             found.append((before, after) if token.word == "before" else (after, before))
     return [(a, b) for a, b in found if a and b]
 
 
-def _sequence_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
+def _sequence_problem(claim: tuple[Token, ...], window: str) -> str | None:
     """Steps in the other order from the window's: "you enter the code before scanning the QR
     code" where the window says "scan the QR code, then enter the code". What the claim puts
-    first shares more with what the window puts next, and the other way round."""
-    theirs = _steps(sentence)
+    first shares more with what the window puts next, and the other way round (each sentence
+    of the window ordered on its own)."""
+    theirs = [pair for sentence in split_sentences(window) for pair in _steps(read(sentence))]
 
     def order(first: set[str], last: set[str], their_first: set[str], their_last: set[str]) -> int:
         """+1 where the two orders agree, -1 where they are swapped, 0 where it cannot tell."""
@@ -842,13 +861,52 @@ def _sequence_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> 
         behind = len(last & their_last) - len(last & their_first)
         return 1 if ahead > 0 and behind > 0 else -1 if ahead < 0 and behind < 0 else 0
 
-    for first, last in _steps(claim):
+    for first, last in _steps(claim, nearest=3):
         first, last = first - last, last - first  # a word on both sides ("the code") orders nothing
         if not (first and last):
             continue
         said = [order(first, last, a, b) for a, b in theirs]
         if -1 in said and 1 not in said:  # no order of the window's says it the claim's way
             return "puts the steps in the other order from the context"
+    return None
+
+
+_LIST_ITEM = re.compile(r",\s*|\s+(?:and|or)\s+")
+
+
+def _listed(piece: str) -> set[str]:
+    """The items a clause lists ("date, email, project and duration"): the last term of each
+    part between commas and "and"/"or", where there are three parts or more."""
+    parts = [content_terms(part) for part in _LIST_ITEM.split(piece)]
+    return {terms[-1] for terms in parts if terms} if len(parts) >= 3 else set()
+
+
+def _listed_modal_problem(claim: str, window: str) -> str | None:
+    """An item of the window's list with the modal of another list of the same sentence: "the
+    client column is required" where the window says "Required columns are date, email,
+    project and duration; client, task, description and billable are optional". Each clause
+    of the claim is compared on its own ("..., while billable is optional")."""
+    lists: list[tuple[str, set[str]]] = []
+    for sentence in split_sentences(window):
+        here = []
+        for piece in re.split(r";", sentence):
+            said, items = _modal_signs(read(piece)), _listed(piece)
+            if said and items:
+                here.append((said[0][0], items))
+        if len({k for k, _ in here}) >= 2:  # one sentence sets lists against each other
+            lists.extend(here)
+    if not lists:
+        return None
+    for part in _window_clauses(claim):
+        mine = _modal_signs(read(part))
+        if not mine or copied(part, window):
+            continue
+        kind, keys = mine[0][0], {t.key for t in read(part)}
+        ours = set().union(*(items for k, items in lists if k == kind))
+        for other, items in lists:
+            if other != kind and keys & items and not keys & items & ours:
+                item = sorted(keys & items)[0]
+                return f"says '{kind}' of '{item}', which the context lists as '{other}'"
     return None
 
 
@@ -1053,10 +1111,13 @@ def _side_problem(
         if keys.count(token.key) != 1 or theirs.count(token.key) != 1:
             continue
         r = theirs.index(token.key)
-        if token.key in lex.modal or token.key in lex.comparative or not token.word.endswith(("s", "ed")):
-            continue  # a verb, as far as its ending tells ("overrides"): not "required", "less"
+        verb = token.word.endswith(("s", "ed")) or " " in token.word  # "overrides", "takes precedence"
+        if token.key in lex.modal or token.key in lex.comparative or not verb:
+            continue  # a verb, as far as its ending tells: not "required", "less"
         if not (flanked(claim, i) and flanked(window, r)):
             continue  # a party close on both sides: "rate overrides a member's rate"
+        if (i and claim[i - 1].word in _COPULAS) or (r and window[r - 1].word in _COPULAS):
+            continue  # "Enforce SSO is switched on": passive, with no agent to say so
         for key in {t.key for t in claim if party(t)}:
             mine, other = sides(claim, i, key), sides(window, r, key)
             if len(mine) == 1 and len(other) == 1 and mine != other:
@@ -1127,7 +1188,9 @@ def _targets(
         while start > 0 and tokens[start].joined:
             start -= 1
         before = {t.key for t in tokens[start:i] if not (t.stop or t.negation)}
-        found.append((token.word, after.key, before))
+        # "paste it, along with the base URL, into Okta": what is moved may stand before a comma
+        whole = {t.key for t in tokens[:i] if not (t.stop or t.negation)}
+        found.append((token.word, after.key, before or whole))
     return found
 
 
@@ -1219,6 +1282,12 @@ def _binding_problem(
             and _together(tokens, i, quantity.start)
         ]
         near = [pair for pair in near if pair[0] <= 3]
+        rate = [t.word for t in tokens[quantity.end : quantity.end + 3]]
+        if len(rate) == 3 and rate[0] == "per" and rate[2] in ("on", "for", "in"):  # "300 per minute on X"
+            end = quantity.end + 3
+            after = tokens[end] if end < len(tokens) else None
+            if after is not None and after.key in among and _together(tokens, quantity.start, end):
+                return after.key
         return min(near)[1] if near else None
 
     have = quantities_of(window)
@@ -1303,6 +1372,8 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         or _clause_problem(claim, context or window)
         or _coordinated_problem(read(claim), window, claim_names | known | written)
         or _universal_problem(read(claim), whole, names(window) | capitalised, known)
+        or _sequence_problem(read(claim), window)
+        or _listed_modal_problem(claim, window)
     )
     if problem:
         return problem
@@ -1320,7 +1391,6 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
             or _modal_problem(mine, theirs, sentence_text, window)
             or _modal_denied(mine, theirs)
             or _event_order_problem(mine, theirs)
-            or _sequence_problem(mine, sentence)
             or _instead_problem(mine, sentence)
             or _unbounded_problem(mine, sentence)
             or _even_problem(mine, whole)
@@ -1393,6 +1463,9 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
     return None
 
 
+_AND_ABOVE = word_key("and above")
+
+
 def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | set[str]) -> set[str] | None:
     """The names right before each plural `noun` of the window ("the Business and Enterprise
     plans" gives Business and Enterprise), or None where the window says "every" or "any"
@@ -1404,7 +1477,10 @@ def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | 
             continue
         if any(quantifier.get(u.key) == "all" for u in window[max(0, j - 4) : j]):
             return None  # the window says "every plan" too
-        if j and window[j - 1].stem in named and t.word.endswith("s") and t.joined:
+        above = j + 1 < len(window) and window[j + 1].key == _AND_ABOVE  # "the Business plan and above"
+        namer = window[j - 1] if j else None  # a name, not a code such as "2FA"
+        named_before = namer is not None and namer.stem in named and not any(c.isdigit() for c in namer.word)
+        if named_before and (t.word.endswith("s") or above) and t.joined:
             found.add(window[j - 1].stem)  # "Enterprise customers", "Business and Enterprise plans"
             if j >= 3 and window[j - 2].word in ("and", "or") and window[j - 3].stem in named:
                 found.add(window[j - 3].stem)
@@ -1426,7 +1502,8 @@ def _universal_problem(
     keys = {t.key for t in claim}
     for i, token in enumerate(claim):
         if quantifier.get(token.key) == "all":
-            noun = next((t for t in claim[i + 1 : i + 4] if not t.stop and t.stem not in named), None)
+            run = list(itertools.takewhile(lambda t: not t.stop and t.joined, claim[i + 1 : i + 4]))
+            noun = next((t for t in reversed(run) if t.stem not in named), None)  # "every paid plan": plan
             restricted = _named_before(window, noun.key, named) if noun is not None else None
             if noun is not None and restricted and not restricted & keys:
                 return (

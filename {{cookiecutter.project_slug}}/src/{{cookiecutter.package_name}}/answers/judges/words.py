@@ -181,8 +181,10 @@ def read(text: str) -> tuple[Token, ...]:
                 break
         if size == 1:
             word, key = words[i], stems[i]
+            if word == "no" and i == 0 and gaps and gaps[0].strip() == ",":
+                word = key = "no,"  # "No, cancelling won't remove it": an answer, denying no word
             number = _number(word) if word[0].isdigit() or word[0] == "$" or word in _NUMBER_WORDS else None
-            stop = word in STOPWORDS
+            stop = word in STOPWORDS or word == "no,"
         else:
             word, key = " ".join(words[i : i + size]), "_".join(stems[i : i + size])
             number, stop = None, key in functional  # "as long as" says "if"; it is not a term
