@@ -576,6 +576,18 @@ KINDS = [
         "Each API key can make 300 requests per minute on Enterprise.",
     ),
     (
+        "everyone, where the window names who",
+        ENFORCE,
+        "Once Enforce SSO is switched on, nobody can sign in with a password.",
+        "Once Enforce SSO is switched on, members can no longer use a password to sign in.",
+    ),
+    (
+        "a clause in -ing appended",
+        OFFLINE,
+        "The app syncs your entries when you reconnect, sending a push notification once it is done.",
+        "Just so you know, losing signal does not stop the app from tracking.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

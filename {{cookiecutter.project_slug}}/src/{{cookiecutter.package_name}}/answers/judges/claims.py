@@ -37,11 +37,13 @@ def _sentences(text: str) -> tuple[str, ...]:
 
 
 # Where a sentence joins two statements: a semicolon, a dash, or a comma before a word that
-# starts a new statement. "Export to CSV, PDF, or XLSX" is one statement (a list), but
-# "Refunds take 10 days, and they are paid by card" is two.
+# starts a new statement (or a verb in -ing: ", sending a notification when it is done").
+# "Export to CSV, PDF, or XLSX" is one statement (a list), but "Refunds take 10 days, and
+# they are paid by card" is two.
 _JOIN = re.compile(
     r"\s*;\s*|\s+-\s+|,\s+(?=(?:and|but|so|while|whereas|which|because|although|though|since|then|"
-    r"unless|except|plus|meaning|allowing|so that)\b)|\s+(?=(?:because|whereas|although|unless|so that)\b)",
+    r"unless|except|plus|meaning|allowing|so that|whenever)\b|[^\W\d_]+ing\b)"
+    r"|\s+(?=(?:because|whereas|although|unless|so that)\b)",
     re.IGNORECASE,
 )
 
@@ -55,7 +57,8 @@ def clauses(sentence: str, min_words: int = 3) -> list[str]:
         piece = piece.strip(" ,")
         if not piece:
             continue
-        if found and len(piece.split()) < min_words:
+        opener = len(found) == 1 and len(found[0].split()) <= 4 and piece.split()[0].lower().endswith("ing")
+        if found and (len(piece.split()) < min_words or opener):  # "Just so you know, cancelling ..."
             found[-1] = f"{found[-1]}, {piece}"
         else:
             found.append(piece)

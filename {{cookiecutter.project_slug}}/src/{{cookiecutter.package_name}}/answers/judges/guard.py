@@ -44,7 +44,8 @@ shares most of its terms), and compares their structure:
   steps        "B before A" (or "after", "then", "after that") where the window says "A,
                then B"; "A instead of B" where it says "B instead of A"
   lists        also: an item given the modal of another list of the window's sentence
-               ("the client column is required" where "client, task ... are optional")
+               ("the client column is required" where "client, task ... are optional");
+               "nobody" or "everyone" where the window names who ("members")
   quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
                both numbers; what a bracket says belongs to the word before it ("decimal
                hours (1.75)"); a bare number beside a unit shares it ("between 5 and 60
@@ -910,6 +911,23 @@ def _listed_modal_problem(claim: str, window: str) -> str | None:
     return None
 
 
+_EVERYONE = frozenset("nobody everyone everybody anyone anybody".split())
+
+
+def _everyone_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "Nobody can sign in with a password" (or "everyone", "anyone") where the window says it
+    of "members" only: a claim about every person, where the window names the people."""
+    said = next((t.word for t in claim if t.word in _EVERYONE), None)
+    if said is None or any(t.word in _ANYONE or t.word in _EVERYONE for t in window):
+        return None
+    roles = lexicon().roles
+    mine = {t.stem for t in claim if t.word in roles and t.stem in _PERSONS}
+    theirs = sorted({t.stem for t in window if t.word in roles and t.stem in _PERSONS})
+    if theirs and not mine:
+        return f"says '{said}' where the context says {', '.join(theirs)}"
+    return None
+
+
 _INSTEAD = frozenset({"instead", "rather"})
 
 
@@ -1374,6 +1392,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         or _universal_problem(read(claim), whole, names(window) | capitalised, known)
         or _sequence_problem(read(claim), window)
         or _listed_modal_problem(claim, window)
+        or _everyone_problem(read(claim), whole)
     )
     if problem:
         return problem
