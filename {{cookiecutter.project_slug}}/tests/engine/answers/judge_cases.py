@@ -588,6 +588,18 @@ KINDS = [
         "Just so you know, losing signal does not stop the app from tracking.",
     ),
     (
+        "an acronym spelled out in the context",
+        "If your workspace enforces single sign-on, change your password with your identity provider.",
+        "If your workspace enforces SAML, you change your password with your identity provider.",
+        "If your workspace enforces SSO, you change your password with your identity provider.",
+    ),
+    (
+        "a default in other words",
+        "Set the threshold between 5 and 60 minutes, 10 by default.",
+        "The threshold can be set from 5 to 60 minutes, and it is 15 minutes unless you change it.",
+        "The threshold can be set from 5 to 60 minutes, and it is 10 minutes unless you change it.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

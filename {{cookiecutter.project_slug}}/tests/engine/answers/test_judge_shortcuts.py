@@ -23,7 +23,7 @@ from {{ cookiecutter.package_name }}.answers.checks import missing_facts
 from {{ cookiecutter.package_name }}.answers.judges import Item, Verdict, decide
 from {{ cookiecutter.package_name }}.answers.judges.claims import clauses, split_sentences
 from {{ cookiecutter.package_name }}.answers.judges.guard import guard
-from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, Windows, contradicted
+from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, Windows, contradicted, with_implied
 from {{ cookiecutter.package_name }}.answers.judges.lexicon import opposites
 from {{ cookiecutter.package_name }}.answers.judges.words import content_terms, term_set
 
@@ -61,6 +61,8 @@ def plain_verdict(claim: str, contexts: tuple[str, ...]) -> Verdict:
         problem = guard(part, window, context)
         if problem:
             return Verdict(False, 0.0, window, problem)
+        if score < THRESHOLD and window:
+            score = with_implied(part, window, score)
         if score < THRESHOLD:
             why = f"the clause '{part}' is not in the context (best support {score:.2f})"
             return Verdict(False, score, window, why)

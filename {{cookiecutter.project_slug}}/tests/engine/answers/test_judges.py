@@ -188,6 +188,8 @@ def test_guard_names_the_problem(claim: str, window: str, problem: str) -> None:
             "Enterprise keys get three times as many requests as Team keys.",
             "Each key on Team gets 100 requests, and on Enterprise 300.",
         ),
+        # a time of day belongs to no party
+        ("Slack can remind members at 5 p.m.", "Members can get a Slack reminder at 17:00."),
         # a ratio is not a count; "once X, you ..." puts X before what follows
         ("Enterprise keys get three times as many requests.", "Team keys get 100 requests, Enterprise 300."),
         (

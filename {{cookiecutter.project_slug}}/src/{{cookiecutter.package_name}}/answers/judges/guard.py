@@ -161,6 +161,13 @@ def _implied(
     return any(not q.dimension and _same_value(q.value, written) for q in have)
 
 
+def implied_terms(text: str, context: str) -> set[str]:
+    """The quantity terms of `text` that `context` implies without stating them (`_implied`)."""
+    mine = quantities_of(text)
+    said = quantities_of(context)
+    return {q.term for q in mine if _implied(q, mine, read(text), said)}
+
+
 def _unit_named(quantity: Quantity, window: str) -> bool:
     """Whether an implied one ("a week", "an hour") meets a window that names the unit with no
     number ("for that week"): one of it is what the window speaks of."""
@@ -986,7 +993,8 @@ def _even_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     whatever the condition, where the window makes no such concession."""
     table = lexicon().condition
     said = [t for t in claim if table.get(t.key) == "even"]
-    if said and not any(table.get(t.key) == "even" for t in window):
+    conceded = any(table.get(t.key) == "even" or t.word == "always" for t in window)  # "owners always keep"
+    if said and not conceded:
         return f"says '{said[0].word}', which the context does not"
     return None
 
@@ -1311,6 +1319,8 @@ def _binding_problem(
     have = quantities_of(window)
     claim_tokens, window_tokens = read(claim), read(window)
     for quantity in quantities_of(claim):
+        if quantity.dimension == "clock":
+            continue  # a time of day belongs to an event, not to a party
         mine = owner(claim_tokens, quantity)
         if mine is None:
             continue
@@ -1335,6 +1345,20 @@ def _vocabulary(text: str) -> tuple[frozenset[str], frozenset[str]]:
     parts = {stem(part) for t in tokens if " " in t.word for part in t.word.split()}  # "At" of "At least"
     keys = {t.stem for t in tokens} | {t.key for t in tokens} | parts
     return frozenset(t.word for t in tokens), frozenset(keys)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _initials(text: str) -> frozenset[str]:
+    """The initials of every run of two to five words of `text` ("single sign-on" gives "sso")."""
+    words = [t.word for t in read(text) if t.word[:1].isalpha()]
+    return frozenset(
+        "".join(word[0] for word in words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)
+    )
+
+
+def _spelled_out(name: str, context: str) -> bool:
+    """Whether an acronym of the claim ("SSO") is spelled out in the context ("single sign-on")."""
+    return name.isalpha() and 2 <= len(name) <= 5 and name in _initials(context)
 
 
 def copied(claim: str, window: str) -> bool:
@@ -1368,7 +1392,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         if _folded(address).rstrip(".,;:!?)") not in _folded(context or window):
             return f"names '{address}', which the context does not"
     claim_names = names(claim)
-    missing = sorted(claim_names - stems)
+    missing = sorted(name for name in claim_names - stems if not _spelled_out(name, context or window))
     if missing:
         return f"names '{missing[0]}', which the context does not"
     lex = lexicon()
@@ -1553,7 +1577,8 @@ def _clause_problem(claim: str, context: str) -> str | None:
     have = term_set(context)
     for part in parts:
         terms = content_terms(part)
-        if terms and sum(term in have for term in terms) / len(terms) < CLAUSE_SUPPORT:
+        implied = implied_terms(part, context)  # "it is 10 minutes", of "10 by default"
+        if terms and sum(term in have or term in implied for term in terms) / len(terms) < CLAUSE_SUPPORT:
             return f"the clause '{part}' is not in the context"
     return None
 

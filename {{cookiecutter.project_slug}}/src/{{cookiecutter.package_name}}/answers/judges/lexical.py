@@ -18,7 +18,7 @@ from typing import Any
 
 from . import Item, Verdict, decide
 from .claims import clauses, windows
-from .guard import ABSENT, copied, guard
+from .guard import ABSENT, copied, guard, implied_terms
 from .lexicon import opposites
 from .words import content_terms, term_set
 
@@ -57,6 +57,15 @@ def coverage(claim: str, window: str) -> float:
             needs.counts[term] for term in needs.keys - present if not have.isdisjoint(needs.opposite[term])
         )
     return found / needs.count
+
+
+def with_implied(clause: str, window: str, score: float) -> float:
+    """A clause's coverage with the numbers the window implies counted as present ("it is 10
+    minutes" of "between 5 and 60 minutes, 10 by default"): asked only of a clause that falls
+    short, so the common case pays nothing."""
+    terms = content_terms(clause)
+    implied = implied_terms(clause, window)
+    return max(score, coverage(clause, window) + sum(term in implied for term in terms) / max(1, len(terms)))
 
 
 def contradicted(verdict: Verdict) -> bool:
@@ -150,6 +159,8 @@ class LexicalJudge:
             problem = guard(part, window, context)
             if problem:
                 return Verdict(False, 0.0, window, problem)
+            if score < self.threshold and window:
+                score = with_implied(part, window, score)
             if score < self.threshold:
                 why = f"the clause '{part}' is not in the context (best support {score:.2f})"
                 return Verdict(False, score, window, why)
