@@ -600,6 +600,18 @@ KINDS = [
         "The threshold can be set from 5 to 60 minutes, and it is 10 minutes unless you change it.",
     ),
     (
+        "kept is not changed",
+        ROUNDING,
+        "Rounding removes the original entry.",
+        "Rounding never alters the original entry, which is always kept.",
+    ),
+    (
+        "who does it, past a modal or 'to'",
+        "Without backup codes, ask a workspace owner to reset 2FA for you.",
+        "Without backup codes, a member can reset 2FA for the workspace owner.",
+        "Without backup codes, a workspace owner can reset 2FA for you.",
+    ),
+    (
         "a version bound",
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",

@@ -1171,10 +1171,14 @@ def _subject_problem(
     def subjects(tokens: tuple[Token, ...]) -> dict[str, list[tuple[str, int]]]:
         found: dict[str, list[tuple[str, int]]] = {}
         for i in range(1, len(tokens)):
-            verb, before = tokens[i], tokens[i - 1]
-            if not (party(before) and verb.joined) or verb.stop or party(verb) or verb.number is not None:
-                continue
-            if not verb.word.endswith(_NOUN_ENDINGS):  # "Jira integration" is no subject and verb
+            verb = tokens[i]
+            if verb.stop or party(verb) or verb.number is not None or verb.word.endswith(_NOUN_ENDINGS):
+                continue  # "Jira integration" is no subject and verb
+            j = i - 1
+            while j > 0 and i - j <= 2 and tokens[j].word in _VERB_HELPERS and tokens[j].joined:
+                j -= 1  # "a member can reset", "ask an owner to reset"
+            before = tokens[j]
+            if party(before) and all(t.joined for t in tokens[j + 1 : i + 1]):
                 found.setdefault(verb.key, []).append((before.key, i))
         return found
 
@@ -1191,6 +1195,7 @@ def _subject_problem(
     return None
 
 
+_VERB_HELPERS = frozenset("can could may might must should will would to".split())
 _NOUN_ENDINGS = ("tion", "sion", "ment", "ness", "ity", "ship", "ance", "ence", "ure", "age", "ism")
 _DIRECTIONS = frozenset({"from", "to", "into", "onto"})
 
