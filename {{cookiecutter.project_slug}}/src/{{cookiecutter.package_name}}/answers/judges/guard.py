@@ -365,13 +365,16 @@ def _polarity_problem(clause: str, window: str) -> str | None:
     normal = [(_overlap(clause, piece), *_said(piece), piece) for piece in pieces]
     # A term the claim denies, with no condition of its own, may be the window's "unless" case:
     # "a business that has not given a VAT number" is the one "unless you provide" it leaves out.
-    plainly = [(_overlap(clause, piece), *_said_plainly(piece), piece) for piece in pieces]
+    # Built on first use: most claims deny nothing.
+    plainly: list[tuple[tuple[int, int, bool], dict[str, set[int]], str, str]] = []
     mine = _terms(read(clause))
     keys = {key for key, _ in mine}
     moved: dict[str, list[bool]] = {}  # window clause -> whether each shared term kept its polarity
     for key, sign in mine:
         if not keys.isdisjoint(opposites(key)):
             continue
+        if sign < 0 and not condition and not plainly:
+            plainly = [(entry[0], *_said_plainly(entry[3]), entry[3]) for entry in normal]
         theirs = plainly if sign < 0 and not condition else normal
         about = [entry for entry in theirs if _polarity(key, entry[1]) is not None]
         if not about:
@@ -735,11 +738,12 @@ def _class_problem(
 _AUXILIARIES = frozenset("can could may might must shall should will would".split())
 
 
-def _modals(tokens: tuple[Token, ...]) -> list[Token]:
-    """The modal words of a clause, in order: those `_modal_signs` reads."""
+def _modals(tokens: tuple[Token, ...]) -> list[int]:
+    """Where the modal words of a clause are, in order: a modal word right after a modal is
+    governed by it, a verb ("can require 2FA" is "can" + a verb)."""
     table = lexicon().modal
     return [
-        t
+        i
         for i, t in enumerate(tokens)
         if t.key in table and not any(u.key in table for u in tokens[max(0, i - 2) : i])
     ]
@@ -752,22 +756,19 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     ("no credit card is needed" denies the card as much), else +1."""
     table = lexicon().modal
     found = []
-    for i, token in enumerate(tokens):
-        if token.key in table:
-            if any(t.key in table for t in tokens[max(0, i - 2) : i]):
-                continue  # governed by the modal before it: "can require 2FA" is "can" + a verb
-            near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
-            sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
-            governed = next(
-                (
-                    t.key
-                    for t in tokens[i + 1 :]
-                    if not (t.stop or t.negation or t.number is not None or t.key in table)
-                    and t.word not in _SKIPPED_AFTER_NEGATION
-                ),
-                "",
-            )
-            found.append((table[token.key], sign, governed))
+    for i in _modals(tokens):
+        near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
+        sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
+        governed = next(
+            (
+                t.key
+                for t in tokens[i + 1 :]
+                if not (t.stop or t.negation or t.number is not None or t.key in table)
+                and t.word not in _SKIPPED_AFTER_NEGATION
+            ),
+            "",
+        )
+        found.append((table[tokens[i].key], sign, governed))
     return found
 
 
@@ -787,13 +788,13 @@ def _modal_problem(
     denied_must = kind == "must" and sign < 1  # "no need to poll": you can do without, as in the window
     table = lexicon().modal
     if governed:
-        own = _modals(claim)[0].key
+        own = claim[_modals(claim)[0]].key
         written = {t.key for t in claim} - {own}  # "you allow" in both is the verb, not the modal "allowed"
         said = {
-            "can" if table[t.key] == "must" and sign < 1 else table[t.key]  # "not needed": you can do without
-            for piece in _window_clauses(whole)
-            for t, (_, sign, g) in zip(_modals(read(piece)), _modal_signs(read(piece)), strict=True)
-            if g == governed and (t.word in _AUXILIARIES or t.key not in written)
+            "can" if kind_there == "must" and sign < 1 else kind_there  # "not needed": you can do without
+            for tokens in map(read, _window_clauses(whole))
+            for at, (kind_there, sign, g) in zip(_modals(tokens), _modal_signs(tokens), strict=True)
+            if g == governed and (tokens[at].word in _AUXILIARIES or tokens[at].key not in written)
         }
         if said:
             ours = "can" if denied_must else kind
@@ -803,12 +804,9 @@ def _modal_problem(
     if not theirs:
         return None
     if governed and all(g != governed for _, _, g in theirs):
-        modals = lexicon().modal
         for piece in _window_clauses(sentence_text):
             plain_clause = read(piece)
-            if any(t.key == governed for t in plain_clause) and not any(
-                t.key in modals for t in plain_clause
-            ):
+            if any(t.key == governed for t in plain_clause) and not any(t.key in table for t in plain_clause):
                 return None  # a clause of its own states the verb, with no modal
     kinds = [k for k, _, _ in theirs]
     if kind == "can" and all(k != "must" or sign < 1 for k, sign, _ in theirs):
@@ -1094,6 +1092,11 @@ def _role_problem(
     return None
 
 
+def _is_party(t: Token, parties: frozenset[str] | set[str]) -> bool:
+    """A content word naming a party: a role (lexicon.toml [roles]) or one of `parties`."""
+    return not t.stop and (t.word in lexicon().roles or t.stem in parties or t.key in parties)
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _side_problem(
     claim: tuple[Token, ...], window: tuple[Token, ...], parties: frozenset[str] | set[str]
@@ -1110,8 +1113,7 @@ def _side_problem(
     if any(k in {t.key for t in window} for t in claim for k in lex.converse.get(t.key, ())):
         return None
 
-    def party(t: Token) -> bool:
-        return not t.stop and (t.word in lex.roles or t.stem in parties or t.key in parties)
+    party = functools.partial(_is_party, parties=parties)
 
     def sides(tokens: tuple[Token, ...], at: int, key: str) -> set[str]:
         """The sides of tokens[at] that the party `key` is named on, within its stretch."""
@@ -1165,8 +1167,7 @@ def _subject_problem(
     if any(k in {t.key for t in window} for t in claim for k in lex.converse.get(t.key, ())):
         return None  # "members see fewer reports than admins": a converse turns the sides around
 
-    def party(t: Token) -> bool:
-        return not t.stop and (t.word in lex.roles or t.stem in parties or t.key in parties)
+    party = functools.partial(_is_party, parties=parties)
 
     def subjects(tokens: tuple[Token, ...]) -> dict[str, list[tuple[str, int]]]:
         found: dict[str, list[tuple[str, int]]] = {}
