@@ -125,6 +125,7 @@ ENFORCE = (
     "Once SSO is verified you can switch on Enforce SSO, so members can no longer sign in with a password."
 )
 OFFLINE = "If you lose signal, the app keeps tracking and syncs your entries when you reconnect."
+PRICES = "Solo is $9 per month, Team is $12 per seat per month, and Business is $20 per seat per month."
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -616,5 +617,60 @@ KINDS = [
         MOBILE,
         "On Android, the app runs on Android 10 or earlier.",
         "On Android, the app runs on Android 10 or newer.",
+    ),
+    (
+        "the gap between two prices, the right way round",
+        PRICES,
+        "A Team seat costs $8 more per month than a Business seat.",
+        "A Business seat costs $8 more per month than a Team seat.",
+    ),
+    (
+        "the gap between two prices, the right size",
+        PRICES,
+        "A Business seat costs $10 more per month than a Team seat.",
+        "Per seat, the Business plan costs $8 a month more than the Team plan.",
+    ),
+    (
+        "no limit, where the context sets one",
+        SEATS,
+        "Guests who can only view reports never use a seat, however many a workspace has.",
+        "Guests who only view reports don't use a seat, for up to 10 guests per workspace.",
+    ),
+    (
+        "an unlimited number, where the context gives one",
+        "Any saved report can be emailed on a schedule to up to 20 recipients.",
+        "A saved report can be emailed on a schedule to an unlimited number of recipients.",
+        "A saved report can be emailed on a schedule to as many as 20 recipients.",
+    ),
+    (
+        "a requirement said as 'can never ... without'",
+        OWNERS,
+        "A workspace can be left without an Owner.",
+        "A workspace can never be left without an Owner.",
+    ),
+    (
+        "a requirement said as 'can only ... once'",
+        "SCIM requires SAML single sign-on to be configured first.",
+        "SCIM can be used before SAML single sign-on is configured.",
+        "SCIM can only be used once SAML single sign-on has been configured.",
+    ),
+    (
+        "a passive whose participle is its verb ('reset by')",
+        "Without backup codes, ask a workspace owner to reset 2FA for you from Settings > Members "
+        "> (member) > Reset 2FA.",
+        "Without backup codes, you can have a member reset 2FA for a workspace owner.",
+        "A member without backup codes can have their 2FA reset by a workspace owner.",
+    ),
+    (
+        "'stops ... from' a verb read as one word",
+        ENFORCE,
+        "Once SSO is verified, turning on Enforce SSO lets members sign in with a password.",
+        "Once SSO is verified, turning on Enforce SSO stops members from signing in with a password.",
+    ),
+    (
+        "a word the context uses only about something else",
+        ALLOWLIST + " Owners can be exempted from the allowlist for emergency access.",
+        "Requests from any other IP address are allowed in the web app and the mobile apps.",
+        "Requests from IP addresses not on the allowlist are blocked in the web app and the mobile apps.",
     ),
 ]

@@ -18,11 +18,14 @@ shares most of its terms), and compares their structure:
                "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear"; the
                values of one slot exclude each other: "accepted" against "blocked"). A
                negation denies the word it reaches ("nothing from X is tracked" denies
-               "tracked"); the words after that one in its statement count neither way
+               "tracked"); the words after that one in its statement count neither way. A
+               term is compared only where the window speaks of what the claim's clause
+               does: not in a sentence sharing far less with the clause than the closest
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
   modality     "must", "can", "should" agree where both clauses say one, and where the window
                puts one on the verb the claim's governs ("has to be discarded" against "you can
-               discard it"); "can require 2FA" is "can" with the verb "require"
+               discard it"); "can require 2FA" is "can" with the verb "require"; "can never
+               ... without" and "can only ... once" are "must"
   roles        two parties (names, or role nouns such as "owner") on either side of a word
                that relates them stay on their sides ("owners invite admins" is not "admins
                invite owners"), unless one clause is passive ("admins are invited by owners");
@@ -34,11 +37,13 @@ shares most of its terms), and compares their structure:
                where "Business is $20" and Enterprise is priced on request); a comparison
                or superlative the window does not state agrees with the numbers
                it gives each party ("Team allows more than Enterprise" where Team has 100
-               and Enterprise 300 is not the window's)
+               and Enterprise 300 is not the window's); "$8 more than Team" may be the gap
+               between two of its numbers, the right way round
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
                an exception ("unless X", "except when X") the window does not make, where it
                states X plainly; "only when X" where the window's condition says more than X
-  concessions  "at any time" where the window sets a time limit; "even after X" where the
+  concessions  "at any time" where the window sets a time limit, "unlimited" or "however
+               many" where it bounds the number of those things; "even after X" where the
                window makes no concession ("even", "regardless"); a claim without a condition
                that denies X states the case "unless X" leaves out
   steps        "B before A" (or "after", "then", "after that") where the window says "A,
@@ -161,6 +166,30 @@ def _implied(
     return any(not q.dimension and _same_value(q.value, written) for q in have)
 
 
+def _difference(
+    quantity: Quantity, claim: tuple[Token, ...], have: tuple[Quantity, ...], window: tuple[Token, ...]
+) -> bool:
+    """Whether the claim gives the gap between two of the window's quantities, the right way
+    round: "Business costs $8 more than Team" where the window says "Team is $12 ..., Business
+    is $20". After the quantity come a comparative and "than"; the first word after "than"
+    names the smaller of the two for "more" ("less": the larger), as a word within three
+    before it in the window."""
+    lex = lexicon()
+    after = claim[quantity.end : quantity.end + 4]
+    compared = next((lex.comparative[t.key] for t in after if t.key in lex.comparative), None)
+    than = next((i for i in range(quantity.end, len(claim)) if claim[i].word == "than"), None)
+    if compared is None or than is None:
+        return False
+    other = next((t.key for t in claim[than + 1 :] if not t.stop), None)
+    for high, low in itertools.permutations(have, 2):
+        if high.dimension != quantity.dimension or not _same_value(high.value - low.value, quantity.value):
+            continue
+        named = low if compared == "more" else high  # the one after "than"
+        if other in {t.key for t in window[max(0, named.start - 3) : named.start] if not t.stop}:
+            return True
+    return False
+
+
 def implied_terms(text: str, context: str) -> set[str]:
     """The quantity terms of `text` that `context` implies without stating them (`_implied`)."""
     mine = quantities_of(text)
@@ -187,6 +216,8 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                 q for q in have if q.dimension == quantity.dimension and _same_value(q.value, quantity.value)
             ]
             if not same and _implied(quantity, mine, claim_tokens, have):
+                continue
+            if not same and _difference(quantity, claim_tokens, have, read(window)):
                 continue
             if not same:
                 said = [q.text for q in have if q.dimension == quantity.dimension]
@@ -282,7 +313,7 @@ def _prevented(tokens: tuple[Token, ...], i: int) -> bool:
     verb in -ing after it."""
     if tokens[i].word != "from" or i + 1 >= len(tokens):
         return False
-    after = tokens[i + 1].word
+    after = tokens[i + 1].word.split()[0]  # "from signing in" is read as one word, "signing in"
     gerund = after == "being" or (after.endswith("ing") and len(after) > 5)
     verb = next((j for j in range(i - 1, max(-1, i - 4), -1) if tokens[j].stem in _PREVENTING), None)
     if not gerund or verb is None:
@@ -361,8 +392,14 @@ def _polarity_problem(clause: str, window: str) -> str | None:
     the clauses agree when some shared term's polarity differs, and the claim turns the
     condition around when none does ("if you give a VAT number" for "unless you give" it)."""
     condition = _condition(read(clause))
-    pieces = _window_clauses(window)
+    located = _clauses_in_sentences(window)
+    pieces = [piece for piece, _ in located]
     normal = [(_overlap(clause, piece), *_said(piece), piece) for piece in pieces]
+    # How much each window sentence shares with the claim's clause: a term whose clauses all sit in
+    # sentences sharing far less than the closest one is about something else there ("Owners can be
+    # exempted from the allowlist" for "requests from addresses not on the allowlist are blocked").
+    shared = {piece: _overlap(clause, sentence)[0] for piece, sentence in located}
+    closest = max(shared.values(), default=0)
     # A term the claim denies, with no condition of its own, may be the window's "unless" case:
     # "a business that has not given a VAT number" is the one "unless you provide" it leaves out.
     # Built on first use: most claims deny nothing.
@@ -378,6 +415,8 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         theirs = plainly if sign < 0 and not condition else normal
         about = [entry for entry in theirs if _polarity(key, entry[1]) is not None]
         if not about:
+            continue
+        if all(shared[entry[3]] < OVERLAP_MARGIN * closest for entry in about):
             continue
         (best, *_), said, other, piece = max(about, key=lambda entry: entry[0])
         polarity = _polarity(key, said)
@@ -753,12 +792,22 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     """Each modal of a clause (lexicon.toml [modals]) with whether it is denied and the word it
     governs (the next content word): -1 with a negation just before it or right after it
     ("does not need", "need not", "can no longer sign"), 0 with a negation further before it
-    ("no credit card is needed" denies the card as much), else +1."""
+    ("no credit card is needed" denies the card as much), else +1.
+
+    A "can" that is a requirement in other words reads as "must": denied with a "without" after
+    it ("can never be left without an Owner" is "must always have one"), or made "only" on a
+    condition ("can only be used once SAML is configured" is what "requires SAML" says)."""
     table = lexicon().modal
     found = []
     for i in _modals(tokens):
         near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
         sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
+        kind = table[tokens[i].key]
+        after = tokens[i + 1 :]
+        if kind == "can" and sign < 0 and any(t.word == "without" for t in after):
+            kind, sign = "must", 1
+        elif kind == "can" and sign > 0 and _only_on_condition(tokens[max(0, i - 1) : i + 2], after):
+            kind = "must"
         governed = next(
             (
                 t.key
@@ -768,8 +817,19 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
             ),
             "",
         )
-        found.append((table[tokens[i].key], sign, governed))
+        found.append((kind, sign, governed))
     return found
+
+
+_ONCE = frozenset("once after when until".split())
+
+
+def _only_on_condition(around: tuple[Token, ...], after: tuple[Token, ...]) -> bool:
+    """Whether a modal's "only" (next to it) is made to hang on a condition later in its clause:
+    "can only be used once SAML is configured", "can only sign in if"."""
+    if not any(lexicon().quantifier.get(t.key) == "only" for t in around):
+        return False
+    return any(t.word in _ONCE or lexicon().condition.get(t.key) == "if" for t in after)
 
 
 def _modal_problem(
@@ -986,6 +1046,31 @@ def _unbounded_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) ->
     return None
 
 
+# Words that say a number has no limit: "an unlimited number of recipients", "however many".
+_NO_LIMIT = re.compile(
+    r"\b(?:unlimited|limitless|no limit|without (?:a |any )?limit|any number of|however many|"
+    r"no matter how many|as many (?:\w+ )*?as you (?:like|want|need))\b"
+)
+
+
+def _no_limit_problem(claim: str, window: tuple[Token, ...]) -> str | None:
+    """A claim that there is no limit to a number of things ("an unlimited number of
+    recipients", "however many you add") where the window bounds the number of those things
+    ("up to 20 recipients"): the counted noun (the quantity's, or the word after it) is the
+    claim's."""
+    said = _NO_LIMIT.search(plain(claim).lower())
+    if said is None:
+        return None
+    mine = {key for t in read(claim) for key in (t.key, t.stem)}
+    for quantity in _quantities_of_tokens(window):
+        counted = quantity.dimension if quantity.dimension and not quantity.measured else ""
+        if not counted and quantity.end < len(window):
+            counted = window[quantity.end].key
+        if quantity.bound == "at_most" and counted in mine:
+            return f"says '{said.group(0)}' where the context sets a limit ({quantity.text})"
+    return None
+
+
 def _even_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
     """ "Even after it has ended", "regardless of the plan": a claim that its statement holds
     whatever the condition, where the window makes no such concession."""
@@ -1036,11 +1121,19 @@ def _parties(tokens: tuple[Token, ...], found: frozenset[str]) -> list[tuple[int
 
 def _passive(tokens: tuple[Token, ...]) -> bool:
     """A clause in the passive voice names its agent after "by" and a participle
-    ("is overridden by", "are approved by"); "by default" is not one."""
+    ("is overridden by", "are approved by", "have their 2FA reset by"); "by default" is not one."""
     return any(
-        t.word == _PASSIVE_AGENT and i > 0 and tokens[i - 1].word.endswith(("ed", "en", "wn", "ught"))
+        t.word == _PASSIVE_AGENT
+        and i > 0
+        and (tokens[i - 1].word.endswith(("ed", "en", "wn", "ught")) or tokens[i - 1].word in _PARTICIPLES)
         for i, t in enumerate(tokens)
     )
+
+
+# Participles that do not end as most do: "reset by an owner", "sent by Tidemark".
+_PARTICIPLES = frozenset(
+    "reset set put cut shut let sent built kept paid made held sold told found lost run".split()
+)
 
 
 def _role_problem(
@@ -1246,13 +1339,20 @@ def _target_problem(
 def _window_clauses(window: str) -> list[str]:
     """The clauses of a window: its sentences cut as a claim is (claims.clauses), and at
     colons and brackets."""
-    found = [
-        c
+    return [piece for piece, _ in _clauses_in_sentences(window)]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _clauses_in_sentences(window: str) -> tuple[tuple[str, str], ...]:
+    """Each clause of `_window_clauses` with the sentence it is in."""
+    found = tuple(
+        (c, sentence)
         for sentence in split_sentences(window)
         for part in _WINDOW_BREAK.split(sentence)
         for c in clauses(part)
-    ]
-    return [c for c in found if c.strip()] or [window]
+        if c.strip()
+    )
+    return found or ((window, window),)
 
 
 def _aligned(clause: str, window: str) -> str:
@@ -1328,8 +1428,8 @@ def _binding_problem(
         if quantity.dimension == "clock":
             continue  # a time of day belongs to an event, not to a party
         mine = owner(claim_tokens, quantity)
-        if mine is None:
-            continue
+        if mine is None or _difference(quantity, claim_tokens, have, window_tokens):
+            continue  # "Business costs $8 more than Team" gives Business no price of $8
         theirs = [q for q in have if q.dimension == quantity.dimension and owner(window_tokens, q) == mine]
         if theirs and not any(q.term == quantity.term for q in theirs):
             return f"gives {quantity.text} to '{mine}', the context gives it {theirs[0].text}"
@@ -1423,6 +1523,7 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         or _sequence_problem(read(claim), window)
         or _listed_modal_problem(claim, window)
         or _everyone_problem(read(claim), whole)
+        or _no_limit_problem(claim, whole)
     )
     if problem:
         return problem
