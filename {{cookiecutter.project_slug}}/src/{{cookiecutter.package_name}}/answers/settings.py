@@ -20,6 +20,8 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from .judges import judged_names
+
 # Per-question answer checks; their names may appear in [gate.floors], [gate.checks] and
 # [gate] metrics. The report's aggregate holds their means.
 ANSWER_CHECKS = {
@@ -79,6 +81,11 @@ class JudgeTable:
     batch_size: StrictInt = Field(
         default=32, ge=1, le=4096, description="nli: claim-context pairs scored at once"
     )
+    names: list[StrictStr] = Field(
+        default_factory=list,
+        examples=[["Tidemark"]],
+        description="names any context may use though few documents say them: your product's name",
+    )
     cache: SettingsPath = Field(default=Path(".cache/verdicts.json"), description="verdicts already computed")
     labels: SettingsPath = Field(
         default=Path("evals/judge_labels.jsonl"), description="human-labelled claims for `nox -s calibrate`"
@@ -90,6 +97,13 @@ class JudgeTable:
         if backend not in BACKENDS:
             raise ValueError(f"unknown judge {backend!r}; one of: {', '.join(BACKENDS)}")
         return backend
+
+    @field_validator("names")
+    @classmethod
+    def _names_not_blank(cls, names: list[str]) -> list[str]:
+        if any(not name.strip() for name in names):
+            raise ValueError("must not hold a blank name")
+        return names
 
     @field_validator("model", "revision")
     @classmethod
@@ -115,4 +129,4 @@ class JudgeSettings(JudgeTable):
             "model": self.model if nli else None,
             "revision": self.revision if nli else None,
             "threshold": self.threshold,
-        }
+        } | judged_names(self.names)

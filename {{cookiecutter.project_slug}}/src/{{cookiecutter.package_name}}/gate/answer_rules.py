@@ -28,8 +28,9 @@ def require_same_judge(report: Report, baseline: Report, baseline_path: Path) ->
         raise EvalInputError(
             baseline_path, "the baseline records no judge (it predates answer checks)", REMAKE
         )
+    keys = [*now, *(key for key in before if key not in now)]  # a setting one side lacks differs too
     changed = [
-        f"{key} {before.get(key)!r} -> {now.get(key)!r}" for key in now if before.get(key) != now.get(key)
+        f"{key} {before.get(key)!r} -> {now.get(key)!r}" for key in keys if before.get(key) != now.get(key)
     ]
     if changed:
         raise EvalInputError(

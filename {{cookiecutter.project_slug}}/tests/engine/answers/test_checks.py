@@ -220,6 +220,22 @@ def test_gate_refuses_a_baseline_of_another_judge(project: Path, capsys: pytest.
     assert run(project, "baseline") == 0 and run(project, "gate") == 0
 
 
+def test_gate_refuses_a_baseline_judged_with_other_names(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """[judge] names change verdicts, so a baseline made with them is not compared with a report
+    made without them, either way round."""
+    assert run(project, "baseline") == 0
+    set_option(project, "[generation]", '[judge]\nnames = ["Tidemark"]\n\n[generation]')
+    capsys.readouterr()
+    assert run(project, "gate") == 2
+    assert "different judge (names None -> ['Tidemark'])" in capsys.readouterr().err
+    assert run(project, "baseline") == 0
+    set_option(project, 'names = ["Tidemark"]', "")
+    assert run(project, "gate") == 2
+    assert "different judge (names ['Tidemark'] -> None)" in capsys.readouterr().err
+
+
 def test_generator_crash_names_the_question(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     class Broken:
         def answer(self, question: str) -> Answer:

@@ -271,6 +271,24 @@ def test_names_are_capitalised_words_acronyms_and_alphanumerics() -> None:
     }
 
 
+def test_judge_names_may_be_used_by_any_context_and_no_other_name_may() -> None:
+    """[judge] names (the product's) pass where the context never says them, under both
+    judges' decision, and only those: another name is still the context's to give. The
+    judge's identity records them, so a cache or a baseline of other names is not reused."""
+    context = "A workspace must always have at least one Owner, who controls billing."
+    ours, theirs = (
+        "Each Tidemark workspace must always have one or more Owners.",
+        "Each Acme workspace must always have one or more Owners.",
+    )
+    named = LexicalJudge(0.5, ("Tidemark",))
+    assert [v.supported for v in JUDGE.verdicts([(ours, (context,))])] == [False]
+    assert [v.supported for v in named.verdicts([(ours, (context,)), (theirs, (context,))])] == [True, False]
+    believe = [(1.0, window) for window in windows([context])]
+    assert decide(ours, believe, 0.5, context=context, names=("Tidemark",)).supported
+    assert not decide(ours, believe, 0.5, context=context).supported
+    assert named.identity["names"] == ["Tidemark"] and "names" not in JUDGE.identity
+
+
 # -- each kind of hallucination, both ways --------------------------------------------------
 
 

@@ -141,6 +141,22 @@ def test_display_max_listed_out_of_range_is_refused(tmp_path: Path, value: str) 
     assert error.fix == "e.g. max_listed = 10"
 
 
+@pytest.mark.parametrize(
+    ("value", "said"), [('"Tidemark"', "must be a list"), ('["Tidemark", " "]', "blank name")]
+)
+def test_judge_names_are_a_list_of_names(tmp_path: Path, value: str, said: str) -> None:
+    """[judge] names = "Tidemark" (one string, not a list) or a blank name is refused at its line."""
+    text = TINY_CONFIG + f"\n[judge]\nnames = {value}\n"
+    error = error_of(tmp_path, text)
+    assert error.line == line_starting(text, "names") and said in str(error), str(error)
+    assert error.fix == 'e.g. names = ["Tidemark"]'
+    good = TINY_CONFIG + '\n[judge]\nnames = ["Tidemark", "Tidemark Cloud"]\n'
+    assert load_config(write_project(tmp_path, config=good)).judge.identity()["names"] == [
+        "Tidemark",
+        "Tidemark Cloud",
+    ]
+
+
 # -- what is not a setting ------------------------------------------------------------------
 
 

@@ -45,18 +45,25 @@ class Judge(Protocol):
         ...
 
 
+def judged_names(names: Sequence[str]) -> dict[str, list[str]]:
+    """The identity's entry for [judge] names: none while there are none, so a report made
+    without the setting records the judge as it always has."""
+    return {"names": sorted(names)} if names else {}
+
+
 def decide(
     claim: str,
     scored: list[tuple[float, str]],
     threshold: float,
     check: Callable[[str, str], str | None] | None = None,
     context: str = "",
+    names: Sequence[str] = (),
 ) -> Verdict:
     """Pick the best window (highest score; among equals, the one sharing most words with
     the claim, then the shorter), apply the guard (and a backend's own `check`, if any;
-    `context`, all the answer's contexts, is where the guard looks up names and dates),
-    compare with the threshold. Shared by every backend, so they differ only in how they
-    score a window."""
+    `context`, all the answer's contexts, is where the guard looks up names and dates;
+    `names`, [judge] names, are names any context may use), compare with the threshold.
+    Shared by every backend, so they differ only in how they score a window."""
     from .guard import ABSENT, copied, guard
     from .lexical import coverage
 
@@ -74,9 +81,10 @@ def decide(
     for score, window in ranked[:_TRIED]:  # the best window the guard accepts, if one reaches the threshold
         if score < threshold:
             break
-        problem = guard(claim, window, context) or (check(claim, window) if check else None)
+        problem = guard(claim, window, context, names) or (check(claim, window) if check else None)
         if not problem:
-            return _tied(claim, ranked, (score, window), context, check) or Verdict(True, score, window, "")
+            tied = _tied(claim, ranked, (score, window), context, check, names)
+            return tied or Verdict(True, score, window, "")
         first = first or Verdict(False, 0.0, window, problem)
         if ABSENT not in problem:  # a window that contradicts the claim settles it
             break
@@ -90,6 +98,7 @@ def _tied(
     accepted: tuple[float, str],
     context: str,
     check: Any,
+    names: Sequence[str],
 ) -> Verdict | None:
     """A window that scores exactly as well as the accepted one (and shares as much of the
     claim) and contradicts the claim: two windows equally good, one of them against it, do not
@@ -102,7 +111,7 @@ def _tied(
     for score, window in ranked[:_TRIED]:
         if window == accepted[1] or (score, coverage(claim, window)) != level:
             continue
-        problem = guard(claim, window, context) or (check(claim, window) if check else None)
+        problem = guard(claim, window, context, names) or (check(claim, window) if check else None)
         if problem and ABSENT not in problem:
             return Verdict(False, 0.0, window, problem)
     return None

@@ -76,6 +76,7 @@ import functools
 import itertools
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from .claims import clauses, split_sentences
 from .lexicon import lexicon, opposites, word_key
@@ -114,6 +115,12 @@ def names(text: str) -> frozenset[str]:
             continue  # a sentence's first word is capitalised anyway
         found.add(stem(word.lower()))
     return frozenset(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _given_names(names: tuple[str, ...]) -> frozenset[str]:
+    """The keys of [judge] names, read as a claim's names are ("Tidemark" -> "tidemark")."""
+    return frozenset(stem(word.lower()) for name in names for word in _NAME.findall(plain(name)))
 
 
 def _show(quantity: Quantity) -> str:
@@ -1478,14 +1485,15 @@ def _folded(text: str) -> str:
     return plain(text).casefold()
 
 
-def guard(claim: str, window: str, context: str = "") -> str | None:
+def guard(claim: str, window: str, context: str = "", given_names: Sequence[str] = ()) -> str | None:
     """Why `window` cannot support `claim` (see the module docstring); None if it can.
     Names and dates are looked up in `context` (all the answer's contexts) when given, as a
-    name from the next sentence is still the context's. A claim copied from the window passes."""
-    return None if copied(claim, window) else compare(claim, window, context)
+    name from the next sentence is still the context's; `given_names` ([judge] names, such as
+    the product's) any context may use. A claim copied from the window passes."""
+    return None if copied(claim, window) else compare(claim, window, context, given_names)
 
 
-def compare(claim: str, window: str, context: str = "") -> str | None:
+def compare(claim: str, window: str, context: str = "", given_names: Sequence[str] = ()) -> str | None:
     """The guard's checks themselves, part for part, with no shortcut for copied text."""
     whole = read(window)
     problem = _quantity_problem(claim, window)
@@ -1498,7 +1506,10 @@ def compare(claim: str, window: str, context: str = "") -> str | None:
         if _folded(address).rstrip(".,;:!?)") not in _folded(context or window):
             return f"names '{address}', which the context does not"
     claim_names = names(claim)
-    missing = sorted(name for name in claim_names - stems if not _spelled_out(name, context or window))
+    given = _given_names(tuple(given_names))
+    missing = sorted(
+        name for name in claim_names - stems - given if not _spelled_out(name, context or window)
+    )
     if missing:
         return f"names '{missing[0]}', which the context does not"
     lex = lexicon()

@@ -16,7 +16,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from . import Item, Verdict, decide
+from . import Item, Verdict, decide, judged_names
 from .claims import clauses, windows
 from .guard import ABSENT, copied, guard, implied_terms
 from .lexicon import opposites
@@ -138,9 +138,11 @@ def _best(clause: str, found: Windows) -> tuple[float, str]:
 
 
 class LexicalJudge:
-    def __init__(self, threshold: float):
+    def __init__(self, threshold: float, names: tuple[str, ...] = ()):
         self.threshold = threshold
-        self.identity = {"name": "lexical", "model": None, "revision": None, "threshold": threshold}
+        self.names = names  # [judge] names: any context may use them
+        self.identity: dict[str, Any] = {"name": "lexical", "model": None, "revision": None}
+        self.identity |= {"threshold": threshold} | judged_names(names)
 
     def judge(self, claim: str, found: Windows, context: str) -> Verdict:
         chosen = found.candidates(claim) or found.split[:1]
@@ -149,14 +151,14 @@ class LexicalJudge:
                 if copied(claim, window):
                     return Verdict(True, 1.0, window, "")
         scored = [(coverage(claim, window), window) for window in chosen]
-        verdict = decide(claim, scored, self.threshold, context=context)
+        verdict = decide(claim, scored, self.threshold, context=context, names=self.names)
         parts = clauses(claim)
         if len(parts) == 1 or (verdict.supported and verdict.score == 1.0) or contradicted(verdict):
             return verdict
         scores = []
         for part in parts:  # each clause on its own best window
             score, window = _best(part, found)
-            problem = guard(part, window, context)
+            problem = guard(part, window, context, self.names)
             if problem:
                 return Verdict(False, 0.0, window, problem)
             if score < self.threshold and window:
@@ -190,10 +192,10 @@ class LexicalJudge:
             if found.split:
                 results.append(self.judge(claim, found, "\n".join(contexts)))
             else:
-                results.append(decide(claim, [], self.threshold))
+                results.append(decide(claim, [], self.threshold, names=self.names))
             done[item] = results[-1]
         return results
 
 
 def build(settings: Any, config_path: Any) -> LexicalJudge:
-    return LexicalJudge(settings.threshold)
+    return LexicalJudge(settings.threshold, tuple(settings.names))

@@ -23,7 +23,7 @@ from typing import Any
 
 from ... import execution
 from ...errors import EvalInputError
-from . import Item, Verdict, decide
+from . import Item, Verdict, decide, judged_names
 from .claims import windows
 
 INSTALL_HINT = (
@@ -67,6 +67,7 @@ class NLIJudge:
         threshold: float,
         batch_size: int,
         source: str | None = None,
+        names: tuple[str, ...] = (),
     ):
         self.model = model
         self.source = source or model_name  # where a cluster's worker loads the same model from
@@ -74,7 +75,9 @@ class NLIJudge:
         self.threshold = threshold
         self.batch_size = batch_size
         self.entailment = entailment_index(model.config.id2label)
-        self.identity = {"name": "nli", "model": model_name, "revision": revision, "threshold": threshold}
+        self.names = names  # [judge] names: any context may use them
+        self.identity: dict[str, Any] = {"name": "nli", "model": model_name, "revision": revision}
+        self.identity |= {"threshold": threshold} | judged_names(names)
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         per_item = [windows(contexts) for _, contexts in items]
@@ -90,7 +93,9 @@ class NLIJudge:
             rows = probabilities[position : position + len(found)]
             position += len(found)
             scored = [(float(row[self.entailment]), window) for row, window in zip(rows, found, strict=True)]
-            results.append(decide(claim, scored, self.threshold, context="\n".join(contexts)))
+            results.append(
+                decide(claim, scored, self.threshold, context="\n".join(contexts), names=self.names)
+            )
         return results
 
 
@@ -124,7 +129,7 @@ def build(settings: Any, config_path: Any) -> NLIJudge:
         ) from None
     try:
         identity = (settings.model, settings.revision, settings.threshold, settings.batch_size)
-        return NLIJudge(model, *identity, source=settings.load_from)
+        return NLIJudge(model, *identity, source=settings.load_from, names=tuple(settings.names))
     except ValueError as error:
         raise EvalInputError(
             config_path,
