@@ -126,6 +126,11 @@ ENFORCE = (
 )
 OFFLINE = "If you lose signal, the app keeps tracking and syncs your entries when you reconnect."
 PRICES = "Solo is $9 per month, Team is $12 per seat per month, and Business is $20 per seat per month."
+TRIAL_END = (
+    "When the trial ends, choose a plan under Settings > Billing; if you don't, the workspace becomes "
+    "read-only for 30 days."
+)
+JIRA = "Tidemark writes tracked time back to Jira as worklogs once the timesheet is approved."
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -672,5 +677,38 @@ KINDS = [
         ALLOWLIST + " Owners can be exempted from the allowlist for emergency access.",
         "Requests from any other IP address are allowed in the web app and the mobile apps.",
         "Requests from IP addresses not on the allowlist are blocked in the web app and the mobile apps.",
+    ),
+    (
+        "a denied comparison is a bound",
+        PLANS,
+        "You can export more than 100,000 rows.",
+        "You cannot export more than 100,000 rows.",
+    ),
+    (
+        "a denied comparison denies no word",
+        TIMERS,
+        "You can't run more than two timers at a time.",
+        "You can't run more than one timer at a time.",
+    ),
+    (
+        "the case an elided 'if you don't' states",
+        TRIAL_END,
+        "If you don't choose a plan when the trial ends, the workspace becomes read-only for 60 days.",
+        "If you don't choose a plan when the trial ends, the workspace becomes read-only for 30 days.",
+    ),
+    (
+        "steps in order, whichever step the days are said with",
+        "When the trial ends without a plan, the workspace becomes read-only for 30 days and is then "
+        "scheduled for deletion.",
+        "When the trial ends without a plan, the workspace is scheduled for deletion for 30 days and then "
+        "becomes read-only.",
+        "When the trial ends without a plan, the workspace is read-only for 30 days, and after that it is "
+        "scheduled for deletion.",
+    ),
+    (
+        "another time condition",
+        JIRA,
+        "Tidemark writes tracked time back to Jira as worklogs as soon as the timer stops.",
+        "Once a timesheet has been approved, Tidemark writes its tracked time back to Jira as worklogs.",
     ),
 ]

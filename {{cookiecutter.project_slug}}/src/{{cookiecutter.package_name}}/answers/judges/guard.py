@@ -18,9 +18,12 @@ shares most of its terms), and compares their structure:
                "un-", "dis-" and "non-" make antonyms too: "disappear" against "appear"; the
                values of one slot exclude each other: "accepted" against "blocked"). A
                negation denies the word it reaches ("nothing from X is tracked" denies
-               "tracked"); the words after that one in its statement count neither way. A
-               term is compared only where the window speaks of what the claim's clause
-               does: not in a sentence sharing far less with the clause than the closest
+               "tracked"); the words after that one in its statement count neither way, and
+               none past punctuation. A negation that reaches a comparison bounds it instead
+               ("can't run more than one timer" is at most one). "Choose a plan; if you
+               don't, ..." states both cases. A term is compared only where the window
+               speaks of what the claim's clause does: not in a sentence sharing far less
+               with the clause than the closest
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
   modality     "must", "can", "should" agree where both clauses say one, and where the window
                puts one on the verb the claim's governs ("has to be discarded" against "you can
@@ -41,13 +44,15 @@ shares most of its terms), and compares their structure:
                between two of its numbers, the right way round
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
                an exception ("unless X", "except when X") the window does not make, where it
-               states X plainly; "only when X" where the window's condition says more than X
+               states X plainly; "only when X" where the window's condition says more than X;
+               a time condition ("as soon as the timer stops") the window's conditions of the
+               same event ("once the timesheet is approved") do not share a word with
   concessions  "at any time" where the window sets a time limit, "unlimited" or "however
                many" where it bounds the number of those things; "even after X" where the
                window makes no concession ("even", "regardless"); a claim without a condition
                that denies X states the case "unless X" leaves out
   steps        "B before A" (or "after", "then", "after that") where the window says "A,
-               then B"; "A instead of B" where it says "B instead of A"
+               then B" (numbers order nothing); "A instead of B" where it says "B instead of A"
   lists        also: an item given the modal of another list of the window's sentence
                ("the client column is required" where "client, task ... are optional");
                "nobody" or "everyone" where the window names who ("members")
@@ -285,6 +290,8 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
         if token.stem == "avoid" and i + 1 < len(tokens) and tokens[i + 1].word.endswith("ing"):
             pending, denied = 4, -1  # "to avoid locking yourself out" denies "locking"
             continue
+        if token.negation and _denies_a_bound(tokens, i):
+            continue  # "can't have more than one timer" says "at most one", and denies no word
         if token.negation:
             rest = tokens[i + 1 :]
             held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
@@ -299,6 +306,8 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             continue
         if not token.joined or token.word in _SCOPE_ENDS:
             scope = False  # a negation's scope ends at punctuation or where a new statement starts
+        if not token.joined and not held:
+            pending = 0  # "if you don't, the workspace ..." denies nothing after the comma
         if token.stop or token.word in _SKIPPED_AFTER_NEGATION:
             pending = max(0, pending - 1)
             continue
@@ -309,6 +318,15 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             found.append((token.key, 0 if scope else 1))
         pending = 0
     return found
+
+
+def _denies_a_bound(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the negation at tokens[i] denies a comparison it reaches ("can't run more than
+    one timer", "never takes longer than a day"): a comparative and "than" within the next
+    five words, no punctuation between."""
+    comparative = lexicon().comparative
+    ahead = list(itertools.takewhile(lambda t: t.joined, tokens[i + 1 : i + 7]))
+    return any(t.key in comparative and u.word == "than" for t, u in itertools.pairwise(ahead))
 
 
 _PREVENTING = frozenset("stop prevent block keep bar forbid avoid".split())
@@ -387,6 +405,22 @@ def _said_plainly(piece: str) -> tuple[dict[str, set[int]], str]:
 
 OVERLAP_MARGIN = 0.5  # a clause sharing at least half as much with the claim as the closest one
 
+# "if you don't", "if not", "otherwise": a condition that denies the clause before it, elided.
+_ELIDED = re.compile(
+    r"^(?:if (?:you|they|we|it|he|she) (?:don't|do not|doesn't|does not|didn't)|if not|otherwise)\b\W*,", re.I
+)
+
+
+def _said_or_not(located: tuple[tuple[str, str], ...], n: int) -> tuple[dict[str, set[int]], str]:
+    """`_said` of the n-th window clause; where the next clause of its sentence opens with the
+    elided denial of it ("choose a plan; if you don't, the workspace becomes read-only"), the
+    window speaks of both cases, so each of its terms is said both ways."""
+    piece, sentence = located[n]
+    said, condition = _said(piece)
+    if n + 1 < len(located) and located[n + 1][1] == sentence and _ELIDED.match(located[n + 1][0].strip()):
+        return {key: signs | {-sign for sign in signs} for key, signs in said.items()}, condition
+    return said, condition
+
 
 def _polarity_problem(clause: str, window: str) -> str | None:
     """Each term of the claim's clause against the window clause about it: of the window's
@@ -401,7 +435,7 @@ def _polarity_problem(clause: str, window: str) -> str | None:
     condition = _condition(read(clause))
     located = _clauses_in_sentences(window)
     pieces = [piece for piece, _ in located]
-    normal = [(_overlap(clause, piece), *_said(piece), piece) for piece in pieces]
+    normal = [(_overlap(clause, piece), *_said_or_not(located, n), piece) for n, piece in enumerate(pieces)]
     # How much each window sentence shares with the claim's clause: a term whose clauses all sit in
     # sentences sharing far less than the closest one is about something else there ("Owners can be
     # exempted from the allowlist" for "requests from addresses not on the allowlist are blocked").
@@ -807,8 +841,14 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     table = lexicon().modal
     found = []
     for i in _modals(tokens):
-        near = tokens[max(0, i - 2) : i] + tokens[i + 1 : i + 2]
-        sign = -1 if any(t.negation for t in near) else 0 if any(t.negation for t in tokens[:i]) else 1
+        # the negations before it and right after it, but not one that denies a bound ("can't
+        # run more than one timer" is "can run at most one")
+        negations = [
+            j
+            for j in range(min(i + 2, len(tokens)))
+            if tokens[j].negation and j != i and not _denies_a_bound(tokens, j)
+        ]
+        sign = -1 if any(j >= i - 2 for j in negations) else 0 if negations else 1
         kind = table[tokens[i].key]
         after = tokens[i + 1 :]
         if kind == "can" and sign < 0 and any(t.word == "without" for t in after):
@@ -904,7 +944,11 @@ def _steps(tokens: tuple[Token, ...], nearest: int = 0) -> list[tuple[set[str], 
     steps themselves, not the setting both share ("After a workspace is cancelled, ...")."""
 
     def terms(part: tuple[Token, ...], nearest_last: bool) -> set[str]:
-        found = [t.key for t in part if not (t.stop or t.negation or t.word in _SEQUENCE)]
+        # a number orders nothing: "read-only for 30 days, then deleted" and "deleted for 30
+        # days, then read-only" differ in their steps, whichever step the days are said with
+        found = [
+            t.key for t in part if not (t.stop or t.negation or t.word in _SEQUENCE or t.number is not None)
+        ]
         if not nearest:
             return set(found)
         return set(found[-nearest:] if nearest_last else found[:nearest])
@@ -1075,6 +1119,70 @@ def _no_limit_problem(claim: str, window: tuple[Token, ...]) -> str | None:
             counted = window[quantity.end].key
         if quantity.bound == "at_most" and counted in mine:
             return f"says '{said.group(0)}' where the context sets a limit ({quantity.text})"
+    return None
+
+
+_WHEN = frozenset("when whenever once after until while".split())
+
+
+def _time_conditions(
+    tokens: tuple[Token, ...], openers: frozenset[str] = _WHEN
+) -> list[tuple[str, set[str]]]:
+    """Each time condition of a reading ("once the timesheet is approved", "as soon as the timer
+    stops", "when you reconnect"; with `openers`, other conditions too), as its text and its
+    content terms, up to the next punctuation mark. Not a frequency, a time or a step ("works
+    only once", "at once", "after 30 days", "30 days after buying it", "after that")."""
+    found = []
+    for i, token in enumerate(tokens):
+        soon = (
+            token.word == "soon"
+            and 0 < i < len(tokens) - 1
+            and tokens[i - 1].word == tokens[i + 1].word == "as"
+        )
+        if not (soon or token.word in openers or lexicon().condition.get(token.key, "") in openers):
+            continue
+        before = tokens[i - 1] if i else None
+        if before is not None and (
+            before.word in ("only", "at") or before.number is not None or before.stem in lexicon().unit
+        ):
+            continue
+        start = i + 2 if soon else i + 1
+        end = next((j for j in range(start, len(tokens)) if not tokens[j].joined), len(tokens))
+        words = [t for t in tokens[start:end] if not (t.stop or t.negation)]
+        if not words or words[0].number is not None or tokens[start].word in ("that", "this"):
+            continue
+        text = " ".join(t.word for t in tokens[i - 1 if soon else i : end])
+        found.append((text, {t.key for t in words if t.number is None}))
+    return found
+
+
+_ANY_CONDITION = _WHEN | {"if", "unless"}
+
+
+def _when_problem(
+    claim: tuple[Token, ...], sentence: tuple[Token, ...], whole: tuple[Token, ...]
+) -> str | None:
+    """Another time condition for what the window's sentence says happens on one: "writes
+    tracked time back to Jira as soon as the timer stops" where the window says "... once the
+    timesheet is approved". Compared where the two share at least two terms besides their
+    conditions: a condition of the claim must share a term with one of the window's, or say
+    only what the window's sentence says besides ("once a week is approved" of "approved weeks
+    are locked ... until an admin unlocks them")."""
+    mine, theirs = _time_conditions(claim), _time_conditions(sentence, _ANY_CONDITION)
+    if not mine or not theirs:
+        return None
+    conditioned = set().union(*(terms for _, terms in mine + theirs))
+    keys = {t.key for t in claim if not t.stop}
+    rest = keys & {t.key for t in sentence if not t.stop}
+    if len(rest - conditioned) < 2:
+        return None  # not the same event
+    said = {t.key for t in whole}
+    for text, terms in mine:
+        if any(terms & other for _, other in theirs):
+            continue
+        own = terms - (keys - set().union(*(t for _, t in mine)))  # what only the condition says
+        if not own & said:
+            return f"says '{text}' where the context says '{theirs[0][0]}'"
     return None
 
 
@@ -1554,6 +1662,7 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
             or _event_order_problem(mine, theirs)
             or _instead_problem(mine, sentence)
             or _unbounded_problem(mine, sentence)
+            or _when_problem(mine, sentence, whole)
             or _even_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)

@@ -367,11 +367,31 @@ def _bound(tokens: tuple[Token, ...], start: int, end: int) -> str:
     before = [t.key for t in tokens[first:start]]
     for size in (3, 2, 1):
         if len(before) >= size and "_".join(before[-size:]) in lex.bound:
-            return lex.bound["_".join(before[-size:])]
+            bound = lex.bound["_".join(before[-size:])]
+            return _turned(bound) if _denied_comparison(tokens, start - size, before[-size:]) else bound
     after = [t.key for t in itertools.takewhile(lambda t: t.joined, tokens[end : end + 2])]
     if after and "_" in after[0] and after[0] in lex.bound:
         return lex.bound[after[0]]  # "or more", read as one word
     return lex.bound.get("_".join(after), "")
+
+
+_COMPARING = frozenset({"over", "under", "above", "below", "exceeding"})
+
+
+def _turned(bound: str) -> str:
+    return {"at_least": "at_most", "at_most": "at_least"}.get(bound, bound)
+
+
+def _denied_comparison(tokens: tuple[Token, ...], at: int, words: list[str]) -> bool:
+    """Whether a comparison bounding a number ("more than 20", "over 20") is denied by a
+    negation before it in its stretch of text ("can't export more than 100,000 rows" is at
+    most 100,000). Only comparisons turn: "isn't deleted until after 30 days" is still after."""
+    if words[-1] != "than" and words[-1] not in _COMPARING:
+        return False
+    first = at
+    while first > 0 and tokens[first].joined:
+        first -= 1
+    return any(t.negation for t in tokens[first:at])
 
 
 @functools.lru_cache(maxsize=1 << 15)
