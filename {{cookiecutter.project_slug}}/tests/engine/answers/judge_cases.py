@@ -711,4 +711,17 @@ KINDS = [
         "Tidemark writes tracked time back to Jira as worklogs as soon as the timer stops.",
         "Once a timesheet has been approved, Tidemark writes its tracked time back to Jira as worklogs.",
     ),
+    (
+        "every plan, where the context puts names in its place",
+        "The Overtime report is available on Business and Enterprise, and overtime can be exported "
+        "alongside regular hours.",
+        "The Overtime report is available on every plan.",
+        "The Overtime report is available on the Business and Enterprise plans.",
+    ),
+    (
+        "every plan, where the context lists the plans",
+        "Paying annually instead of monthly saves 20% on Solo, Team and Business.",
+        "Paying annually saves 20% on every plan.",
+        "Paying annually saves 20% on the Solo, Team and Business plans.",
+    ),
 ]

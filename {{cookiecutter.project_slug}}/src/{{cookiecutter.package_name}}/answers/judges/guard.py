@@ -68,7 +68,8 @@ shares most of its terms), and compares their structure:
                a member's rate" for "a member's rate overrides the project rate")
   lists        a party the window does not list is not added to its list ("the web app, the
                extension and the mobile apps"), and "any plan" is not what the window says of
-               "the Business and Enterprise plans"; an email address, URL or command
+               "the Business and Enterprise plans", or of names it puts in the claim's place
+               ("available on Business and Enterprise"); an email address, URL or command
                ("/tidemark") is a name, whole
 
 A claim copied from the window (after the judges' reading) always passes. The word lists are
@@ -1757,6 +1758,27 @@ def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | 
     return found
 
 
+def _named_in_its_place(
+    claim: tuple[Token, ...], at: int, window: tuple[Token, ...], named: frozenset[str] | set[str]
+) -> set[str]:
+    """The names the window puts where the claim puts "every plan" (claim[at] is "every"): after
+    the content word before it, said once in the window ("available on every plan" against
+    "available on Business and Enterprise", "saves 20% on every plan" against "saves 20% on
+    Solo, Team and Business"). A list of names joined by commas, "and" or "or"; empty if the
+    window says something else there."""
+    anchor = next((t.key for t in reversed(claim[:at]) if not t.stop), None)
+    places = [j for j, t in enumerate(window) if t.key == anchor]
+    if anchor is None or len(places) != 1:
+        return set()
+    found: set[str] = set()
+    for t in window[places[0] + 1 : places[0] + 9]:
+        if t.stem in named and not any(c.isdigit() for c in t.word):
+            found.add(t.stem)
+        elif not t.stop or (found and not t.joined):
+            break  # a word of meaning, or punctuation and no name after it (", and overtime can ...")
+    return found
+
+
 def _universal_problem(
     claim: tuple[Token, ...],
     window: tuple[Token, ...],
@@ -1775,10 +1797,11 @@ def _universal_problem(
             run = list(itertools.takewhile(lambda t: not t.stop and t.joined, claim[i + 1 : i + 4]))
             noun = next((t for t in reversed(run) if t.stem not in named), None)  # "every paid plan": plan
             restricted = _named_before(window, noun.key, named) if noun is not None else None
+            if noun is not None and restricted == set():  # the window never says the noun with names
+                restricted = _named_in_its_place(claim, i, window, named)
             if noun is not None and restricted and not restricted & keys:
-                return (
-                    f"says '{token.word} {noun.word}' where the context names {', '.join(sorted(restricted))}"
-                )
+                shown = sorted({t.word for t in window if t.stem in restricted})  # words, not stems
+                return f"says '{token.word} {noun.word}' where the context names {', '.join(shown)}"
         elif (
             i + 1 < len(claim) and token.stem in proper and claim[i + 1].word in roles and claim[i + 1].joined
         ):
