@@ -131,6 +131,7 @@ TRIAL_END = (
     "read-only for 30 days."
 )
 JIRA = "Tidemark writes tracked time back to Jira as worklogs once the timesheet is approved."
+CODES = "Enter one of the backup codes you saved during setup; each one works only once."
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -723,5 +724,29 @@ KINDS = [
         "Paying annually instead of monthly saves 20% on Solo, Team and Business.",
         "Paying annually saves 20% on every plan.",
         "Paying annually saves 20% on the Solo, Team and Business plans.",
+    ),
+    (
+        "several times, where the context says only once",
+        CODES,
+        "Each backup code can be used several times.",
+        "No backup code can be used more than once.",
+    ),
+    (
+        "'a single time' is 'once'",
+        CODES,
+        "Any backup code can be used again and again, any number of times.",
+        "Each of the backup codes you saved during setup works only a single time.",
+    ),
+    (
+        "'in one go' is 'at once'",
+        "Archiving a client archives all of its projects at once.",
+        "Archiving a client archives only some of its projects.",
+        "When a client is archived, every one of its projects is archived along with it in one go.",
+    ),
+    (
+        "'a second time' is 'twice'",
+        "Invoiced entries are marked as billed so they are never charged twice.",
+        "Invoiced entries are marked as billed, so they can be charged a second time.",
+        "Once entries are invoiced they are marked as billed, so they can't be charged a second time.",
     ),
 ]

@@ -48,7 +48,8 @@ shares most of its terms), and compares their structure:
                a time condition ("as soon as the timer stops") the window's conditions of the
                same event ("once the timesheet is approved") do not share a word with
   concessions  "at any time" where the window sets a time limit, "unlimited" or "however
-               many" where it bounds the number of those things; "even after X" where the
+               many" where it bounds the number of those things, "several times" where it says
+               "only once"; "even after X" where the
                window makes no concession ("even", "regardless"); a claim without a condition
                that denies X states the case "unless X" leaves out
   steps        "B before A" (or "after", "then", "after that") where the window says "A,
@@ -323,10 +324,10 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
 
 def _denies_a_bound(tokens: tuple[Token, ...], i: int) -> bool:
     """Whether the negation at tokens[i] denies a comparison it reaches ("can't run more than
-    one timer", "never takes longer than a day"): a comparative and "than" within the next
-    five words, no punctuation between."""
+    one timer", "none of the codes can be used more than once"): a comparative and "than"
+    within the next eight words, no punctuation between."""
     comparative = lexicon().comparative
-    ahead = list(itertools.takewhile(lambda t: t.joined, tokens[i + 1 : i + 7]))
+    ahead = list(itertools.takewhile(lambda t: t.joined, tokens[i + 1 : i + 10]))
     return any(t.key in comparative and u.word == "than" for t, u in itertools.pairwise(ahead))
 
 
@@ -1187,6 +1188,25 @@ def _when_problem(
     return None
 
 
+_MANY_TIMES = re.compile(
+    r"\b(?:(?:several|multiple|many|any number of|unlimited) times|more than once|repeatedly)\b"
+)
+_ONE_TIME = re.compile(r"\b(?:only once|just once|once only|single[- ]use|one[- ]time)\b")
+
+
+def _times_problem(claim: str, window: str) -> str | None:
+    """ "Can be used several times" (or "any number of times", "more than once") where the
+    window says a thing works "only once" or is "single-use". A claim that denies it ("cannot
+    be used more than once") says what the window says."""
+    said = _MANY_TIMES.search(plain(claim).lower())
+    once = _ONE_TIME.search(plain(window).lower())
+    if said is None or once is None:
+        return None
+    if any(t.negation for t in read(plain(claim)[: said.start()])):
+        return None
+    return f"says '{said.group(0)}' where the context says '{once.group(0)}'"
+
+
 def _even_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
     """ "Even after it has ended", "regardless of the plan": a claim that its statement holds
     whatever the condition, where the window makes no such concession."""
@@ -1644,6 +1664,7 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
         or _listed_modal_problem(claim, window)
         or _everyone_problem(read(claim), whole)
         or _no_limit_problem(claim, whole)
+        or _times_problem(claim, window)
     )
     if problem:
         return problem
