@@ -749,4 +749,18 @@ KINDS = [
         "Invoiced entries are marked as billed, so they can be charged a second time.",
         "Once entries are invoiced they are marked as billed, so they can't be charged a second time.",
     ),
+    (
+        "another thing doing what the context's clause ends with",
+        "If the same entry was edited on the web while you were offline, the most recent change wins.",
+        "If the same entry was edited on the web while you were offline, the web version always wins.",
+        "If the same entry was edited on the web while you were offline, the latest change wins.",
+    ),
+    (
+        "immediately, where the context gives a later time",
+        "After a workspace is cancelled it stays read-only for 30 days, and then its data is deleted "
+        "within a further 30 days.",
+        "After a workspace is cancelled, its data is deleted immediately.",
+        "Once a workspace is cancelled, its data is deleted within a further 30 days after its 30 "
+        "read-only days.",
+    ),
 ]

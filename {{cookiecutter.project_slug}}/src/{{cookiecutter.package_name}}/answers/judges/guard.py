@@ -35,7 +35,9 @@ shares most of its terms), and compares their structure:
                a comparison may turn around only with its converse ("A is larger than B" =
                "B is smaller than A"); the party before a verb stays the window's ("managers
                submit timesheets" for "members submit"), and so does the party after "from",
-               "to" or "into" ("from Team to Business" for "from Business to Team")
+               "to" or "into" ("from Team to Business" for "from Business to Team"); where
+               both clauses end with one verb, what does it is the window's ("the web version
+               wins" for "the most recent change wins")
   numbers      a number stays with the party the window gives it to ("Enterprise is $20"
                where "Business is $20" and Enterprise is priced on request); a comparison
                or superlative the window does not state agrees with the numbers
@@ -49,7 +51,8 @@ shares most of its terms), and compares their structure:
                same event ("once the timesheet is approved") do not share a word with
   concessions  "at any time" where the window sets a time limit, "unlimited" or "however
                many" where it bounds the number of those things, "several times" where it says
-               "only once"; "even after X" where the
+               "only once", "immediately" where it gives a later time ("within a further 30
+               days", "at the start of the next billing period"); "even after X" where the
                window makes no concession ("even", "regardless"); a claim without a condition
                that denies X states the case "unless X" leaves out
   steps        "B before A" (or "after", "then", "after that") where the window says "A,
@@ -1084,6 +1087,22 @@ def _any_time(tokens: tuple[Token, ...]) -> bool:
 
 
 _SPANS = frozenset({"time", "workdays", "calendar"})
+_LATER_WORDS = frozenset("next later then end start".split())
+
+
+def _immediate_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "Immediately" (or "right away", "at once") where the aligned window clause, which does
+    not say it, puts the thing at a later time: after or within a span ("deleted within a
+    further 30 days"), or at the next, the end or the start of something ("at the start of the
+    next billing period")."""
+    now = read("immediately")[0].key
+    if (now, 1) not in _terms(claim) or any(t.key == now for t in window):
+        return None  # "doesn't happen right away" says what the window says
+    spans = [q for q in _quantities_of_tokens(window) if q.dimension in _SPANS]
+    later = [t.word for t in window if t.key in _LATER_WORDS]
+    if spans or later:
+        return f"says 'immediately' where the context says '{spans[0].text if spans else later[0]}'"
+    return None
 
 
 def _unbounded_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
@@ -1425,6 +1444,55 @@ def _subject_problem(
     return None
 
 
+_ADVERBS = frozenset("always only also still then automatically usually just".split())
+
+
+def _subject_before(tokens: tuple[Token, ...], at: int) -> list[Token]:
+    """The words of meaning right before tokens[at], nearest first, past adverbs ("always"), up
+    to a function word or punctuation: "web version" of "the web version always wins"."""
+    found: list[Token] = []
+    for t in reversed(tokens[:at]):
+        if t.word in _ADVERBS and not found:
+            continue
+        if t.stop or t.negation or t.number is not None:
+            break
+        found.append(t)
+        if not t.joined:
+            break
+    return found
+
+
+def _present_verb(token: Token) -> bool:
+    """A word that reads as a verb in the present tense, as far as its form tells: one word in
+    -s, neither a number nor a unit ("wins", "applies"; not "right away", "anything", "days")."""
+    plain_word = token.number is None and " " not in token.word and token.stem not in lexicon().unit
+    return plain_word and token.word.endswith("s") and len(token.word) > 3
+
+
+def _last_verb_problem(
+    claim: tuple[Token, ...], window: tuple[Token, ...], whole: tuple[Token, ...]
+) -> str | None:
+    """Another thing doing what the window's clause ends with: "the web version always wins"
+    where it says "the most recent change wins". Both clauses end with the same verb; what
+    stands before it in the claim shares no word with what stands before it in the window,
+    and its nearest word is nowhere in the window."""
+    mine = [i for i, t in enumerate(claim) if not t.stop]
+    theirs = [i for i, t in enumerate(window) if not t.stop]
+    if not mine or not theirs or claim[mine[-1]].key != window[theirs[-1]].key:
+        return None
+    verb = claim[mine[-1]]
+    if not _present_verb(verb) or [t.key for t in claim].count(verb.key) != 1:
+        return None
+    ours, their = _subject_before(claim, mine[-1]), _subject_before(window, theirs[-1])
+    if not ours or not their or {t.key for t in ours} & {t.key for t in their}:
+        return None
+    if ours[0].key in {t.key for t in whole}:
+        return None
+    said = " ".join(t.word for t in reversed(ours))
+    other = " ".join(t.word for t in reversed(their))
+    return f"says the {said} {verb.word} where the context says the {other} {verb.word}"
+
+
 _VERB_HELPERS = frozenset("can could may might must should will would to".split())
 _NOUN_ENDINGS = ("tion", "sion", "ment", "ness", "ity", "ship", "ance", "ence", "ure", "age", "ism")
 _DIRECTIONS = frozenset({"from", "to", "into", "onto"})
@@ -1685,6 +1753,7 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
             or _instead_problem(mine, sentence)
             or _unbounded_problem(mine, sentence)
             or _when_problem(mine, sentence, whole)
+            or _immediate_problem(mine, theirs)
             or _even_problem(mine, whole)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
@@ -1693,6 +1762,7 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
             or _side_problem(mine, theirs, parties)
             or _target_problem(mine, whole, parties)
             or _subject_problem(mine, whole, parties)
+            or _last_verb_problem(mine, theirs, whole)
             or _comparison_problem(mine, theirs, whole)
         )
         if problem:
