@@ -763,4 +763,35 @@ KINDS = [
         "Once a workspace is cancelled, its data is deleted within a further 30 days after its 30 "
         "read-only days.",
     ),
+    (
+        "'only once' where the context says single-use",
+        "Tidemark then shows 10 single-use backup codes, so download or print them.",
+        "Tidemark shows 10 backup codes, and each can be used only twice.",
+        "Tidemark shows 10 backup codes, and each of them can be used only once.",
+    ),
+    (
+        "'only after' a step the context orders",
+        "Scan the QR code with an authenticator app, then enter the 6-digit code to confirm.",
+        "You enter the 6-digit code to confirm, and only after that do you scan the QR code.",
+        "You enter the 6-digit code to confirm only after scanning the QR code with an authenticator app.",
+    ),
+    (
+        "a denied count, one more than the context's only",
+        TIMERS,
+        "You can have two timers running at a time.",
+        "You can't have two timers running at a time.",
+    ),
+    (
+        "'none of them needs' denies the need",
+        "Reports can be emailed to up to 20 recipients, who don't need a Tidemark account.",
+        "Each of the up to 20 recipients needs a Tidemark account.",
+        "None of the up to 20 recipients needs a Tidemark account.",
+    ),
+    (
+        "whichever happens sooner",
+        "Tidemark signs you out after 14 days, or after 12 hours of inactivity, whichever comes first.",
+        "Tidemark signs you out after 14 days, or after 12 hours of inactivity, whichever comes last.",
+        "Tidemark signs you out after 14 days or after 12 hours of inactivity, depending on which "
+        "happens sooner.",
+    ),
 ]

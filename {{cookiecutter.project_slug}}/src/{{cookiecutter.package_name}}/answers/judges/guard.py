@@ -207,6 +207,24 @@ def _difference(
     return False
 
 
+def _denied_next(quantity: Quantity, claim: tuple[Token, ...], window: tuple[Token, ...]) -> bool:
+    """Whether a denied count ("can't have two timers", "never two at once") is the one after
+    what the window allows alone: it says "only one" (N - 1, made "only"). Not a bound ("can't
+    run more than two" is at most two)."""
+    if quantity.bound:
+        return False
+    first = quantity.start
+    while first > 0 and claim[first].joined:
+        first -= 1
+    if not any(t.negation for t in claim[first : quantity.start]):
+        return False
+    only = lexicon().quantifier
+    return any(
+        a.key in only and only[a.key] == "only" and b.number == quantity.value - 1
+        for a, b in itertools.pairwise(window)
+    )
+
+
 def implied_terms(text: str, context: str) -> set[str]:
     """The quantity terms of `text` that `context` implies without stating them (`_implied`)."""
     mine = quantities_of(text)
@@ -250,6 +268,8 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                 if same and not counted and all(q.dimension for q in same):
                     other = " or ".join(sorted({q.text for q in same}))
                     return f"states {_show(quantity)}, the context says {other}"
+            if not same and _denied_next(quantity, claim_tokens, read(window)):
+                continue  # "you can't have two timers running" where "only one timer can run"
             if not same:
                 return f"states {_show(quantity)}, which the context does not"
         if same and all(not q.bound and not _strict(window, q) for q in same) and _strict(claim, quantity):
@@ -269,7 +289,7 @@ _SCOPE_ENDS = frozenset(
     "and but or so which that who whose while whereas because unless until if when once".split()
 )
 _VERB_OPENERS = _COPULAS | frozenset(
-    "can could will would may might must should do does did has have had".split()
+    "can could will would may might must should do does did has have had need needs".split()
 )
 
 
@@ -1939,6 +1959,26 @@ def _spans(tokens: tuple[Token, ...]) -> list[set[str]]:
     return found
 
 
+def _only_once(claim: tuple[Token, ...], i: int, window: tuple[Token, ...]) -> bool:
+    """Whether claim[i] is the "only" of "can be used only once" (a frequency, at the end of its
+    statement) where the window says so too ("single-use", "works only once")."""
+    if i + 1 >= len(claim) or claim[i + 1].word != "once":
+        return False
+    if i + 2 < len(claim) and claim[i + 2].joined:
+        return False  # "only once you confirm it": a condition
+    return bool(_ONE_TIME.search(" ".join(t.word for t in window)))
+
+
+def _only_after_a_step(claim: tuple[Token, ...], i: int, window: tuple[Token, ...]) -> bool:
+    """Whether claim[i] is the "only" of "only after X" where X is a step the window orders
+    ("scan the QR code, then enter the code"): the order itself is `_sequence_problem`'s."""
+    if i + 1 >= len(claim) or claim[i + 1].word != "after":
+        return False
+    end = next((j for j in range(i + 2, len(claim)) if not claim[j].joined), len(claim))
+    step = {t.key for t in claim[i + 2 : end] if not t.stop}
+    return any(step & (first | last) for first, last in _steps(window))
+
+
 def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
     """ "Only" (or "just", "solely") in the claim restricts what the window may not. "Only
     when ..." ("only if", "only works once", within three words) states a condition, which the
@@ -1954,8 +1994,12 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     found = [
         i
         for i, t in enumerate(claim)
-        if only(t) and not (i + 1 < len(claim) and claim[i + 1].number is not None)
-    ]  # "only one trial" says one, which the numbers compare
+        if only(t)
+        and not (
+            i + 1 < len(claim) and claim[i + 1].number is not None
+        )  # "only one trial": numbers compare it
+        and not _only_once(claim, i, window)
+    ]
     if not found or any(only(t) for t in window):
         return None
     conditional = all(  # "only if", "only when", "only works once"
@@ -1966,6 +2010,8 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     if conditional:
         if any(lex.modal.get(t.key) == "must" for t in window):
             return None
+        if all(_only_after_a_step(claim, i, window) for i in found):
+            return None  # "only after scanning it" of "scan it, then enter the code": an order of steps
         mine = {t.key for t in claim if not (t.stop or t.negation)}
         asked = set().union(*_spans(claim[found[0] :]))
         if any(span & asked and span <= mine for span in _spans(window)):
