@@ -132,6 +132,13 @@ TRIAL_END = (
 )
 JIRA = "Tidemark writes tracked time back to Jira as worklogs once the timesheet is approved."
 CODES = "Enter one of the backup codes you saved during setup; each one works only once."
+CALENDAR_ACCESS = (
+    "Tidemark reads events from the past 30 days and the next 7 days and only asks for read access."
+)
+RATE_CHANGE = (
+    "A rate change applies to new entries only, unless you tick Apply to past entries and choose a "
+    "start date."
+)
 BUDGET = "When tracked time reaches 80% and 100% of the budget, project managers get an email alert."
 
 # (kind, context, the hallucination, its faithful paraphrase): each kind both ways. The judge
@@ -793,5 +800,47 @@ KINDS = [
         "Tidemark signs you out after 14 days, or after 12 hours of inactivity, whichever comes last.",
         "Tidemark signs you out after 14 days or after 12 hours of inactivity, depending on which "
         "happens sooner.",
+    ),
+    (
+        "'only X' denies the other cases",
+        CALENDAR_ACCESS,
+        "Tidemark doesn't ask for read access to your calendar.",
+        "Tidemark doesn't ask for write access to your calendar; it only asks for read access.",
+    ),
+    (
+        "'only if' where the context says 'only, unless'",
+        RATE_CHANGE,
+        "A rate change affects past entries even if you do not tick Apply to past entries.",
+        "A rate change only affects past entries if you tick Apply to past entries and choose a start date.",
+    ),
+    (
+        "'only if' where the context says 'unless' alone",
+        VAT,
+        "Tidemark charges VAT at your local rate only when you provide a valid VAT number.",
+        "Tidemark charges VAT at your local rate if you don't provide a valid VAT number.",
+    ),
+    (
+        "'not just' adds, and denies nothing",
+        "Owners and admins on the Business plan can view the audit log.",
+        "Members on the Business plan, not just owners, can view the audit log.",
+        "Admins on the Business plan, not just owners, can view the audit log.",
+    ),
+    (
+        "any plan, where the context names the plan before the party",
+        "Enterprise owners can limit access to specific IP addresses.",
+        "Owners on any plan can limit access to specific IP addresses.",
+        "Owners on Enterprise can limit access to specific IP addresses.",
+    ),
+    (
+        "a bound of a range, said as a denied comparison",
+        "Set the threshold between 5 and 60 minutes, 10 by default.",
+        "The threshold can't be set lower than 10 minutes.",
+        "The threshold can't be set lower than 5 minutes or higher than 60 minutes.",
+    ),
+    (
+        "'has to' opens the verb a 'none of' waits for",
+        "Reports can be emailed to up to 20 recipients, who don't need a Tidemark account.",
+        "Every one of the recipients has to have a Tidemark account.",
+        "None of the recipients has to have a Tidemark account.",
     ),
 ]

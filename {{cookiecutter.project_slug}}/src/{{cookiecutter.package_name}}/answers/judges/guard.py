@@ -20,8 +20,9 @@ shares most of its terms), and compares their structure:
                negation denies the word it reaches ("nothing from X is tracked" denies
                "tracked"); the words after that one in its statement count neither way, and
                none past punctuation. A negation that reaches a comparison bounds it instead
-               ("can't run more than one timer" is at most one). "Choose a plan; if you
-               don't, ..." states both cases. A term is compared only where the window
+               ("can't run more than one timer" is at most one); "not just" denies nothing.
+               "Choose a plan; if you don't, ..." states both cases, and "only asks for read
+               access" denies "write access". A term is compared only where the window
                speaks of what the claim's clause does: not in a sentence sharing far less
                with the clause than the closest
   quantifier   "all", "some", "none" and "only" agree where both clauses say one
@@ -61,7 +62,9 @@ shares most of its terms), and compares their structure:
                ("the client column is required" where "client, task ... are optional");
                "nobody" or "everyone" where the window names who ("members")
   quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
-               both numbers; what a bracket says belongs to the word before it ("decimal
+               both numbers ("between 5 and 60 minutes": 5 minutes too), and a bound the
+               window sets at another value ("no lower than 10 minutes" for "between 5 and 60")
+               is not its; what a bracket says belongs to the word before it ("decimal
                hours (1.75)"); a bare number beside a unit shares it ("between 5 and 60
                minutes, 10 by default"), and "a day" of "a day in the last 60 days" is none
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
@@ -250,7 +253,15 @@ def _quantity_problem(claim: str, window: str) -> str | None:
             same = [
                 q for q in have if q.dimension == quantity.dimension and _same_value(q.value, quantity.value)
             ]
-            if not same and _implied(quantity, mine, claim_tokens, have):
+            implied = not same and _implied(quantity, mine, claim_tokens, have)
+            if (same or implied) and quantity.bound in ("at_least", "at_most"):
+                rival = [  # the window's value, bounded the claim's way, is another one
+                    q for q in have if q.dimension == quantity.dimension and q.bound == quantity.bound
+                ]
+                if rival and not any(q.bound == quantity.bound for q in same):
+                    # "can't be set lower than 10 minutes" of "between 5 and 60 minutes, 10 by default"
+                    return f"bounds {_show(quantity)} where the context's bound is {rival[0].text}"
+            if implied:
                 continue
             if not same and _difference(quantity, claim_tokens, have, read(window)):
                 continue
@@ -263,6 +274,11 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                 return f"states {_show(quantity)}, which the context does not"
         else:
             same = [q for q in have if not q.measured and _same_value(q.value, quantity.value)]
+            if (
+                not same and not quantity.dimension
+            ):  # a bare "5" of "from 5 to 60 minutes" is the window's 5 minutes
+                window_tokens = read(window)
+                same = [q for q in have if window_tokens[q.start].number == quantity.value]
             if quantity.dimension:
                 counted = [q for q in same if _same_count(quantity.dimension, q.dimension)]
                 if same and not counted and all(q.dimension for q in same):
@@ -288,8 +304,10 @@ _PRONOUN_NEGATIONS = frozenset("nothing nobody none neither nor".split())
 _SCOPE_ENDS = frozenset(
     "and but or so which that who whose while whereas because unless until if when once".split()
 )
-_VERB_OPENERS = _COPULAS | frozenset(
-    "can could will would may might must should do does did has have had need needs".split()
+_VERB_OPENERS = (
+    _COPULAS
+    | frozenset("can could will would may might must should do does did has have had need needs".split())
+    | {"has to", "have to", "needs to", "need to"}
 )
 
 
@@ -317,6 +335,8 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             continue
         if token.negation and _denies_a_bound(tokens, i):
             continue  # "can't have more than one timer" says "at most one", and denies no word
+        if token.word == "not" and i + 1 < len(tokens) and tokens[i + 1].word in ("just", "only", "merely"):
+            continue  # "admins, not just owners, can view it" adds admins and denies nobody
         if token.negation:
             rest = tokens[i + 1 :]
             held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
@@ -494,19 +514,37 @@ def _polarity_problem(clause: str, window: str) -> str | None:
             for entry in about
         )
         if polarity is not None and sign and sign not in polarity and 0 not in polarity and not agreed:
+            if sign < 0 and _only_elsewhere(piece, keys):
+                continue  # "doesn't ask for write access" where it "only asks for read access"
             return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
     tokens = read(clause)
     at = next((i for i, t in enumerate(tokens) if lexicon().condition.get(t.key) == "if"), len(tokens))
-    # "only ... if", not "if ... only"
-    only = any(lexicon().quantifier.get(t.key) == "only" for t in tokens[:at])
+    # "only ... if" (or "only if"), not "if ... only"
+    only = any(
+        lexicon().quantifier.get(t.key) == "only" or t.word.startswith("only ") for t in tokens[: at + 1]
+    )
     for piece, kept in moved.items():
-        if len(kept) >= 2 and all(kept) and not only:  # "only if X" is "unless X, not": it agrees
+        # "past entries only if you tick X" is "new entries only, unless you tick X": "Y only if
+        # X" is "not Y unless X", so it agrees where the window's clause says "only" too
+        sentence = dict(located).get(piece, piece)
+        theirs_only = any(lexicon().quantifier.get(t.key) == "only" for t in read(sentence))
+        if len(kept) >= 2 and all(kept) and not (only and theirs_only):
             other = "unless" if condition == "if" else "if"
             return f"says '{condition}' where the context says '{other}' ('{piece.strip()}')"
     return None
 
 
 _WITHOUT = frozenset("without except excluding unless".split())
+
+
+def _only_elsewhere(piece: str, keys: set[str]) -> bool:
+    """Whether a window clause that states a term the claim denies says "only" of it, and the
+    claim's clause names the opposite of what it is said of there: "Tidemark doesn't ask for
+    write access" where it "only asks for read access". "Only X" denies the other cases."""
+    if not any(lexicon().quantifier.get(t.key) == "only" for t in read(piece)):
+        return False
+    theirs = term_set(piece)
+    return any(opposite in theirs for key in keys - theirs for opposite in opposites(key))
 
 
 def _exception_problem(clause: str, window: str) -> str | None:
@@ -1875,12 +1913,16 @@ def _named_in_its_place(
     """The names the window puts where the claim puts "every plan" (claim[at] is "every"): after
     the content word before it, said once in the window ("available on every plan" against
     "available on Business and Enterprise", "saves 20% on every plan" against "saves 20% on
-    Solo, Team and Business"). A list of names joined by commas, "and" or "or"; empty if the
-    window says something else there."""
+    Solo, Team and Business"), or a name right before that word ("owners on any plan" against
+    "Enterprise owners"). A list of names joined by commas, "and" or "or"; empty if the window
+    says something else there."""
     anchor = next((t.key for t in reversed(claim[:at]) if not t.stop), None)
     places = [j for j, t in enumerate(window) if t.key == anchor]
     if anchor is None or len(places) != 1:
         return set()
+    before = window[places[0] - 1] if places[0] else None
+    if before is not None and window[places[0]].joined and before.stem in named:
+        return {before.stem}  # "owners on any plan" where the window says "Enterprise owners"
     found: set[str] = set()
     for t in window[places[0] + 1 : places[0] + 9]:
         if t.stem in named and not any(c.isdigit() for c in t.word):

@@ -352,6 +352,11 @@ def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]
     for n, (low, high) in enumerate(itertools.pairwise(found)):
         opened = low.start > 0 and tokens[low.start - 1].word == "between" and not low.bound
         if opened and high.start == low.end + 1 and tokens[low.end].word == "and" and not high.bound:
+            written = tokens[high.start].number
+            if not low.dimension and high.dimension and written:  # "between 5 and 60 minutes": 5 minutes
+                low = dataclasses.replace(
+                    low, value=low.value * high.value / written, dimension=high.dimension
+                )
             found[n] = dataclasses.replace(low, bound="at_least")
             found[n + 1] = dataclasses.replace(high, bound="at_most")
     return found
