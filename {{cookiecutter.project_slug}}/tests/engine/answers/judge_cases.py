@@ -843,4 +843,39 @@ KINDS = [
         "Every one of the recipients has to have a Tidemark account.",
         "None of the recipients has to have a Tidemark account.",
     ),
+    (
+        "'unable to' denies",
+        "Deletion takes effect immediately and cannot be undone by support.",
+        "Support can reverse a deletion.",
+        "Deletion is immediate, and support is unable to reverse it.",
+    ),
+    (
+        "'fails to' denies",
+        "If your endpoint doesn't answer with a 2xx status, we retry up to 5 times over 24 hours.",
+        "When your endpoint answers with a 2xx status, we retry up to 5 times over 24 hours.",
+        "When your endpoint fails to answer with a 2xx status, we retry up to 5 times over 24 hours.",
+    ),
+    (
+        "'back online' is 'reconnect'",
+        "If you lose signal, the app stores up to 500 entries offline, then syncs them automatically when "
+        "you reconnect.",
+        "If you lose signal, the app stores up to 50 entries and syncs them once you're back online.",
+        "If you lose signal, the app stores your entries and syncs them automatically once you're "
+        "back online.",
+    ),
+    (
+        "'not only' adds, and restricts nothing",
+        "Anyone whose personal data is stored in Tidemark can ask for a copy of it.",
+        "Only workspace owners can ask for a copy of the personal data Tidemark stores.",
+        "Anyone whose personal data is stored in Tidemark, not only workspace owners, can ask for a "
+        "copy of it.",
+    ),
+    (
+        "'are all required' and 'at all times' are no scope",
+        "A workspace must always have at least one Owner. Required columns are date, email, project and "
+        "duration; client and task are optional.",
+        "Every column of the import file is required.",
+        "Date, email, project and duration are all required columns, and there must be at least one Owner "
+        "at all times.",
+    ),
 ]

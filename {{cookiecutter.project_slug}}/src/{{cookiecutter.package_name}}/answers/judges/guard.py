@@ -20,7 +20,8 @@ shares most of its terms), and compares their structure:
                negation denies the word it reaches ("nothing from X is tracked" denies
                "tracked"); the words after that one in its statement count neither way, and
                none past punctuation. A negation that reaches a comparison bounds it instead
-               ("can't run more than one timer" is at most one); "not just" denies nothing.
+               ("can't run more than one timer" is at most one); "not just" denies nothing,
+               and "unable to" and "fails to" deny.
                "Choose a plan; if you don't, ..." states both cases, and "only asks for read
                access" denies "write access". A term is compared only where the window
                speaks of what the claim's clause does: not in a sentence sharing far less
@@ -332,6 +333,9 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             continue
         if token.stem == "avoid" and i + 1 < len(tokens) and tokens[i + 1].word.endswith("ing"):
             pending, denied = 4, -1  # "to avoid locking yourself out" denies "locking"
+            continue
+        if token.stem in ("fail", "fails", "failed") and i + 1 < len(tokens) and tokens[i + 1].word == "to":
+            pending, denied = 4, -1  # "fails to answer" is "doesn't answer"
             continue
         if token.negation and _denies_a_bound(tokens, i):
             continue  # "can't have more than one timer" says "at most one", and denies no word
@@ -1886,7 +1890,19 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
 _AND_ABOVE = word_key("and above")
 
 
-def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | set[str]) -> set[str] | None:
+def _opening_name(window: tuple[Token, ...], j: int, named: frozenset[str] | set[str]) -> bool:
+    """Whether window[j] is a name (in `named`), and not a quantifier capitalised because it
+    opens a sentence ("Every workspace has ...")."""
+    t = window[j]
+    return t.stem in named and not t.stop and t.key not in lexicon().quantifier
+
+
+def _named_before(
+    window: tuple[Token, ...],
+    noun: str,
+    named: frozenset[str] | set[str],
+    proper: frozenset[str] = frozenset(),
+) -> set[str] | None:
     """The names right before each plural `noun` of the window ("the Business and Enterprise
     plans" gives Business and Enterprise), or None where the window says "every" or "any"
     of it too."""
@@ -1899,7 +1915,8 @@ def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | 
             return None  # the window says "every plan" too
         above = j + 1 < len(window) and window[j + 1].key == _AND_ABOVE  # "the Business plan and above"
         namer = window[j - 1] if j else None  # a name, not a code such as "2FA"
-        named_before = namer is not None and namer.stem in named and not any(c.isdigit() for c in namer.word)
+        named_before = namer is not None and _opening_name(window, j - 1, named)
+        named_before = named_before and namer is not None and not any(c.isdigit() for c in namer.word)
         if named_before and (t.word.endswith("s") or above) and t.joined:
             found.add(window[j - 1].stem)  # "Enterprise customers", "Business and Enterprise plans"
             if j >= 3 and window[j - 2].word in ("and", "or") and window[j - 3].stem in named:
@@ -1908,7 +1925,11 @@ def _named_before(window: tuple[Token, ...], noun: str, named: frozenset[str] | 
 
 
 def _named_in_its_place(
-    claim: tuple[Token, ...], at: int, window: tuple[Token, ...], named: frozenset[str] | set[str]
+    claim: tuple[Token, ...],
+    at: int,
+    window: tuple[Token, ...],
+    named: frozenset[str] | set[str],
+    proper: frozenset[str] = frozenset(),
 ) -> set[str]:
     """The names the window puts where the claim puts "every plan" (claim[at] is "every"): after
     the content word before it, said once in the window ("available on every plan" against
@@ -1921,7 +1942,7 @@ def _named_in_its_place(
     if anchor is None or len(places) != 1:
         return set()
     before = window[places[0] - 1] if places[0] else None
-    if before is not None and window[places[0]].joined and before.stem in named:
+    if before is not None and window[places[0]].joined and _opening_name(window, places[0] - 1, named):
         return {before.stem}  # "owners on any plan" where the window says "Enterprise owners"
     found: set[str] = set()
     for t in window[places[0] + 1 : places[0] + 9]:
@@ -1949,16 +1970,18 @@ def _universal_problem(
         if quantifier.get(token.key) == "all":
             run = list(itertools.takewhile(lambda t: not t.stop and t.joined, claim[i + 1 : i + 4]))
             noun = next((t for t in reversed(run) if t.stem not in named), None)  # "every paid plan": plan
-            restricted = _named_before(window, noun.key, named) if noun is not None else None
+            if (noun is not None and noun.stem == "time") or (i and claim[i - 1].word in _COPULAS):
+                continue  # "at all times" is "always"; "they are all required" says it of each
+            restricted = _named_before(window, noun.key, named, proper) if noun is not None else None
             if noun is not None and restricted == set():  # the window never says the noun with names
-                restricted = _named_in_its_place(claim, i, window, named)
+                restricted = _named_in_its_place(claim, i, window, named, proper)
             if noun is not None and restricted and not restricted & keys:
                 shown = sorted({t.word for t in window if t.stem in restricted})  # words, not stems
                 return f"says '{token.word} {noun.word}' where the context names {', '.join(shown)}"
         elif (
             i + 1 < len(claim) and token.stem in proper and claim[i + 1].word in roles and claim[i + 1].joined
         ):
-            restricted = _named_before(window, claim[i + 1].key, named)
+            restricted = _named_before(window, claim[i + 1].key, named, proper)
             together = any(  # the window says it too: "case patients"
                 a.stem == token.stem and b.key == claim[i + 1].key for a, b in itertools.pairwise(window)
             )
@@ -2041,6 +2064,7 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
             i + 1 < len(claim) and claim[i + 1].number is not None
         )  # "only one trial": numbers compare it
         and not _only_once(claim, i, window)
+        and not (i and claim[i - 1].word == "not")  # "not only owners" adds to them
     ]
     if not found or any(only(t) for t in window):
         return None

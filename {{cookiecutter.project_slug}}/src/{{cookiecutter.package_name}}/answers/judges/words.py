@@ -37,7 +37,7 @@ from .lexicon import lexicon
 
 STOPWORDS = BROAD_STOPWORDS  # keeps "no" and "not": a negation is part of the claim
 stem = functools.lru_cache(maxsize=1 << 16)(light_stem)  # the same words come back in every text
-NEGATIONS = frozenset("not no never nor neither none nothing nobody without".split())
+NEGATIONS = frozenset("not no never nor neither none nothing nobody without unable".split())
 
 _PLAIN = str.maketrans(
     {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2010": "-", "\u2011": "-"}
