@@ -878,4 +878,12 @@ KINDS = [
         "Date, email, project and duration are all required columns, and there must be at least one Owner "
         "at all times.",
     ),
+    (
+        "a word only a sibling clause says, with nothing else shared",
+        "Archived projects disappear from the timer and timesheet pickers, so nobody can track new time to "
+        "them, but all their entries stay in reports.",
+        "Archived projects are removed from reports, along with all their entries.",
+        "Since archived projects are removed from the timer and timesheet pickers, no one is able to track "
+        "new time to them.",
+    ),
 ]

@@ -490,6 +490,7 @@ def _polarity_problem(clause: str, window: str) -> str | None:
     # exempted from the allowlist" for "requests from addresses not on the allowlist are blocked").
     shared = {piece: _overlap(clause, sentence)[0] for piece, sentence in located}
     closest = max(shared.values(), default=0)
+    nearest = max((entry[0][0] for entry in normal), default=0)  # the closest clause's shared terms
     # A term the claim denies, with no condition of its own, may be the window's "unless" case:
     # "a business that has not given a VAT number" is the one "unless you provide" it leaves out.
     # Built on first use: most claims deny nothing.
@@ -508,6 +509,8 @@ def _polarity_problem(clause: str, window: str) -> str | None:
             continue
         if all(shared[entry[3]] < OVERLAP_MARGIN * closest for entry in about):
             continue
+        if max(entry[0][0] for entry in about) == 0 and nearest >= 2:
+            continue  # another clause of its sentence is the claim's ("are removed from the pickers")
         (best, *_), said, other, piece = max(about, key=lambda entry: entry[0])
         polarity = _polarity(key, said)
         if condition and other and condition != other:
