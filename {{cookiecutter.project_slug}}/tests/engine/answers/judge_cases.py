@@ -886,4 +886,11 @@ KINDS = [
         "Since archived projects are removed from the timer and timesheet pickers, no one is able to track "
         "new time to them.",
     ),
+    (
+        "'each seat', where names follow the word before it only past a full stop",
+        "Tidemark has four plans. Solo is $9 per month for one person, Team is $12 per seat per month, "
+        "and Business is $20 per seat per month.",
+        "On the Business plan, each seat is billed at $25 a month.",
+        "On the Business plan, each seat is billed at $20 a month.",
+    ),
 ]

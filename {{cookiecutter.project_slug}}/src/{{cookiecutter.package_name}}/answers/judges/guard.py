@@ -1949,6 +1949,8 @@ def _named_in_its_place(
         return {before.stem}  # "owners on any plan" where the window says "Enterprise owners"
     found: set[str] = set()
     for t in window[places[0] + 1 : places[0] + 9]:
+        if not found and not t.joined:
+            break  # past punctuation ("Tidemark has four plans. Solo is $9"): not the claim's place
         if t.stem in named and not any(c.isdigit() for c in t.word):
             found.add(t.stem)
         elif not t.stop or (found and not t.joined):
