@@ -893,4 +893,10 @@ KINDS = [
         "On the Business plan, each seat is billed at $25 a month.",
         "On the Business plan, each seat is billed at $20 a month.",
     ),
+    (
+        "'can only ... once' where the context says 'once ..., you can'",
+        "Once SSO is verified you can switch on Enforce SSO so members can no longer sign in with a password.",
+        "Enforce SSO can be switched on before SSO is verified.",
+        "Enforce SSO can only be switched on once SSO is verified.",
+    ),
 ]

@@ -964,6 +964,8 @@ def _modal_problem(
     kind, sign, governed = mine[0]
     denied_must = kind == "must" and sign < 1  # "no need to poll": you can do without, as in the window
     table = lexicon().modal
+    # "can only be switched on once SSO is verified" requires it, and says "once verified, you can"
+    can_only = kind == "must" and table.get(claim[_modals(claim)[0]].key) == "can"
     if governed:
         own = claim[_modals(claim)[0]].key
         written = {t.key for t in claim} - {own}  # "you allow" in both is the verb, not the modal "allowed"
@@ -975,7 +977,9 @@ def _modal_problem(
         }
         if said:
             ours = "can" if denied_must else kind
-            return None if ours in said else f"says '{kind}' where the context says '{sorted(said)[0]}'"
+            if ours in said or (can_only and "can" in said):
+                return None
+            return f"says '{kind}' where the context says '{sorted(said)[0]}'"
     sentence = read(sentence_text)
     theirs = _modal_signs(window) or _modal_signs(sentence)
     if not theirs:
@@ -990,6 +994,8 @@ def _modal_problem(
         kinds = [k for k in kinds if k != "must"] or ["can"]  # "no credit card is needed": you can go without
     if {kind, kinds[0]} == {"can", "will"}:
         return None  # "the app can hold 500 entries" where it "stores them and syncs automatically"
+    if can_only and "can" in kinds:
+        return None
     if kind not in kinds and kinds[0] not in {k for k, _, _ in mine}:
         return f"says '{kind}' where the context says '{kinds[0]}'"
     return None
@@ -2019,12 +2025,20 @@ _CONDITION_OPENERS = frozenset("when whenever while once if after before until".
 
 def _spans(tokens: tuple[Token, ...]) -> list[set[str]]:
     """The terms of each condition a reading states: from "when", "while", "if", "once"... (or
-    a condition of lexicon.toml) up to the next punctuation mark."""
+    a condition of lexicon.toml) up to the next punctuation mark, or to the subject of the main
+    clause ("Once SSO is verified you can ...": "you")."""
     table = lexicon().condition
     found = []
     for i, t in enumerate(tokens):
         if t.word in _CONDITION_OPENERS or t.key in table:
-            end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+            end = next(
+                (
+                    j
+                    for j in range(i + 1, len(tokens))
+                    if not tokens[j].joined or (j > i + 2 and tokens[j].word in _SUBJECTS)
+                ),
+                len(tokens),
+            )
             found.append({u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)})
     return found
 
