@@ -895,7 +895,8 @@ KINDS = [
     ),
     (
         "'can only ... once' where the context says 'once ..., you can'",
-        "Once SSO is verified you can switch on Enforce SSO so members can no longer sign in with a password.",
+        "Once SSO is verified you can switch on Enforce SSO so members can no longer sign in with a "
+        "password.",
         "Enforce SSO can be switched on before SSO is verified.",
         "Enforce SSO can only be switched on once SSO is verified.",
     ),
