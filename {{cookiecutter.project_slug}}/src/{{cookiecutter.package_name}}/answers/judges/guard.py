@@ -94,7 +94,18 @@ from collections.abc import Sequence
 
 from .claims import clauses, split_sentences
 from .lexicon import lexicon, opposites, word_key
-from .words import Quantity, Token, content_terms, plain, quantities, quantities_of, read, stem, term_set
+from .words import (
+    Quantity,
+    Token,
+    content_terms,
+    phrase_end,
+    plain,
+    quantities,
+    quantities_of,
+    read,
+    stem,
+    term_set,
+)
 
 DATE_WORDS = frozenset(
     """january february march april june july august september october november december
@@ -566,7 +577,7 @@ def _exception_problem(clause: str, window: str) -> str | None:
     start = next((i for i, t in enumerate(tokens) if table.get(t.key) == "unless"), None)
     if start is None:
         return None
-    end = next((j for j in range(start + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+    end = phrase_end(tokens, start)
     excepted = {t.key for t in tokens[start + 1 : end] if not (t.stop or t.negation)}
     if not excepted:
         return None
@@ -707,7 +718,6 @@ def _order_in(
     return None
 
 
-_CAUSE_WORDS = frozenset("when whenever if once after".split())
 _NOT_GERUNDS = frozenset(
     "during nothing something anything everything according including regarding pending following "
     "morning evening string thing things spring bring ring king".split()
@@ -719,13 +729,13 @@ def _cause_and_effect(tokens: tuple[Token, ...]) -> tuple[set[str], set[str]] | 
     opened by "when", "if", "once" or "after" (up to the next punctuation mark, or to the end),
     or a gerund that opens the clause ("Removing a member frees their seat": the cause runs up to
     the first lower-case word in -s after a content word). None when it says neither."""
-    words = [(i, t) for i, t in enumerate(tokens) if not t.stop or t.word in _CAUSE_WORDS]
+    openers = lexicon().openers["cause"]
+    words = [(i, t) for i, t in enumerate(tokens) if not t.stop or t.word in openers]
     if not words:
         return None
-    opener = next((i for i, t in enumerate(tokens) if t.word in _CAUSE_WORDS), None)
+    opener = next((i for i, t in enumerate(tokens) if t.word in openers), None)
     if opener is not None:
-        end = next((j for j in range(opener + 1, len(tokens)) if not tokens[j].joined), len(tokens))
-        inside = range(opener + 1, end)
+        inside = range(opener + 1, phrase_end(tokens, opener))
     else:
         first, token = words[0]
         if not (token.word.endswith("ing") and len(token.word) > 5 and token.word not in _NOT_GERUNDS):
@@ -938,15 +948,13 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     return found
 
 
-_ONCE = frozenset("once after when until".split())
-
-
 def _only_on_condition(around: tuple[Token, ...], after: tuple[Token, ...]) -> bool:
     """Whether a modal's "only" (next to it) is made to hang on a condition later in its clause:
     "can only be used once SAML is configured", "can only sign in if"."""
-    if not any(lexicon().quantifier.get(t.key) == "only" for t in around):
+    lex = lexicon()
+    if not any(lex.quantifier.get(t.key) == "only" for t in around):
         return False
-    return any(t.word in _ONCE or lexicon().condition.get(t.key) == "if" for t in after)
+    return any(t.word in lex.openers["time"] or lex.condition.get(t.key) == "if" for t in after)
 
 
 def _modal_problem(
@@ -1214,16 +1222,14 @@ def _no_limit_problem(claim: str, window: tuple[Token, ...]) -> str | None:
     return None
 
 
-_WHEN = frozenset("when whenever once after until while".split())
-
-
 def _time_conditions(
-    tokens: tuple[Token, ...], openers: frozenset[str] = _WHEN
+    tokens: tuple[Token, ...], openers: frozenset[str] | None = None
 ) -> list[tuple[str, set[str]]]:
     """Each time condition of a reading ("once the timesheet is approved", "as soon as the timer
     stops", "when you reconnect"; with `openers`, other conditions too), as its text and its
     content terms, up to the next punctuation mark. Not a frequency, a time or a step ("works
     only once", "at once", "after 30 days", "30 days after buying it", "after that")."""
+    openers = lexicon().openers["time"] if openers is None else openers
     found = []
     for i, token in enumerate(tokens):
         soon = (
@@ -1239,16 +1245,13 @@ def _time_conditions(
         ):
             continue
         start = i + 2 if soon else i + 1
-        end = next((j for j in range(start, len(tokens)) if not tokens[j].joined), len(tokens))
+        end = phrase_end(tokens, start - 1)
         words = [t for t in tokens[start:end] if not (t.stop or t.negation)]
         if not words or words[0].number is not None or tokens[start].word in ("that", "this"):
             continue
         text = " ".join(t.word for t in tokens[i - 1 if soon else i : end])
         found.append((text, {t.key for t in words if t.number is None}))
     return found
-
-
-_ANY_CONDITION = _WHEN | {"if", "unless"}
 
 
 def _when_problem(
@@ -1260,7 +1263,8 @@ def _when_problem(
     conditions: a condition of the claim must share a term with one of the window's, or say
     only what the window's sentence says besides ("once a week is approved" of "approved weeks
     are locked ... until an admin unlocks them")."""
-    mine, theirs = _time_conditions(claim), _time_conditions(sentence, _ANY_CONDITION)
+    any_condition = lexicon().openers["time"] | {"if", "unless"}  # words, or a [conditions] class
+    mine, theirs = _time_conditions(claim), _time_conditions(sentence, any_condition)
     if not mine or not theirs:
         return None
     conditioned = set().union(*(terms for _, terms in mine + theirs))
@@ -1309,8 +1313,16 @@ def _even_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
 
 
 _SUBJECTS = frozenset("you we they he she".split())  # a pronoun after a content word starts a clause
-_EARLIER = frozenset({"before"})
-_LATER = frozenset({"once", "after"})
+
+
+def _condition_end(tokens: tuple[Token, ...], opener: int) -> int:
+    """Where the condition that tokens[opener] opens ends: at the next punctuation mark, at the
+    main clause's subject (a pronoun after a content word: "Once SSO is verified you can ...",
+    "you"), or at the end of the reading."""
+    end = phrase_end(tokens, opener)
+    return next(
+        (j for j in range(opener + 2, end) if tokens[j].word in _SUBJECTS and not tokens[j - 1].stop), end
+    )
 
 
 def _event_order_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
@@ -1319,18 +1331,14 @@ def _event_order_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) ->
     SSO is verified you can ..."), are mostly the same."""
 
     def spans(tokens: tuple[Token, ...], words: frozenset[str]) -> list[tuple[str, set[str]]]:
-        found = []
-        for i, t in enumerate(tokens):
-            if t.word in words:
-                end = next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
-                subject = next(
-                    (j for j in range(i + 2, end) if tokens[j].word in _SUBJECTS and not tokens[j - 1].stop),
-                    end,
-                )
-                found.append((t.word, {u.key for u in tokens[i + 1 : subject] if not (u.stop or u.negation)}))
-        return found
+        return [
+            (t.word, {u.key for u in tokens[i + 1 : _condition_end(tokens, i)] if not (u.stop or u.negation)})
+            for i, t in enumerate(tokens)
+            if t.word in words
+        ]
 
-    for mine, other in ((_EARLIER, _LATER), (_LATER, _EARLIER)):
+    earlier, later = lexicon().openers["earlier"], lexicon().openers["later"]
+    for mine, other in ((earlier, later), (later, earlier)):
         for word, span in spans(claim, mine):
             if not span or any(len(span & s) * 2 > len(span) for _, s in spans(window, mine)):
                 continue
@@ -2020,27 +2028,21 @@ def _clause_problem(claim: str, context: str) -> str | None:
     return None
 
 
-_CONDITION_OPENERS = frozenset("when whenever while once if after before until".split())
+def _opens_condition(t: Token) -> bool:
+    """Whether a word opens a condition: "when", "while", "once", "before"... (the openers of
+    lexicon.toml), or a word of its [conditions] ("if", "unless", "as long as")."""
+    lex = lexicon()
+    return t.word in lex.openers["time"] or t.word in lex.openers["earlier"] or t.key in lex.condition
 
 
 def _spans(tokens: tuple[Token, ...]) -> list[set[str]]:
-    """The terms of each condition a reading states: from "when", "while", "if", "once"... (or
-    a condition of lexicon.toml) up to the next punctuation mark, or to the subject of the main
-    clause ("Once SSO is verified you can ...": "you")."""
-    table = lexicon().condition
-    found = []
-    for i, t in enumerate(tokens):
-        if t.word in _CONDITION_OPENERS or t.key in table:
-            end = next(
-                (
-                    j
-                    for j in range(i + 1, len(tokens))
-                    if not tokens[j].joined or (j > i + 2 and tokens[j].word in _SUBJECTS)
-                ),
-                len(tokens),
-            )
-            found.append({u.key for u in tokens[i + 1 : end] if not (u.stop or u.negation)})
-    return found
+    """The terms of each condition a reading states, from the word that opens it to where it
+    ends (`_condition_end`)."""
+    return [
+        {u.key for u in tokens[i + 1 : _condition_end(tokens, i)] if not (u.stop or u.negation)}
+        for i, t in enumerate(tokens)
+        if _opens_condition(t)
+    ]
 
 
 def _only_once(claim: tuple[Token, ...], i: int, window: tuple[Token, ...]) -> bool:
@@ -2058,8 +2060,7 @@ def _only_after_a_step(claim: tuple[Token, ...], i: int, window: tuple[Token, ..
     ("scan the QR code, then enter the code"): the order itself is `_sequence_problem`'s."""
     if i + 1 >= len(claim) or claim[i + 1].word != "after":
         return False
-    end = next((j for j in range(i + 2, len(claim)) if not claim[j].joined), len(claim))
-    step = {t.key for t in claim[i + 2 : end] if not t.stop}
+    step = {t.key for t in claim[i + 2 : phrase_end(claim, i + 1)] if not t.stop}
     return any(step & (first | last) for first, last in _steps(window))
 
 
@@ -2088,8 +2089,7 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     if not found or any(only(t) for t in window):
         return None
     conditional = all(  # "only if", "only when", "only works once"
-        claim[i].word.startswith("only ")
-        or any(t.word in _CONDITION_OPENERS or t.key in lex.condition for t in claim[i + 1 : i + 4])
+        claim[i].word.startswith("only ") or any(_opens_condition(t) for t in claim[i + 1 : i + 4])
         for i in found
     )
     if conditional:

@@ -33,7 +33,8 @@ class Lexicon:
     converse: dict[str, frozenset[str]]  # the same, for comparisons that turn around
     quantifier: dict[str, str]  # key -> "all" | "some" | "none" | "only"
     modal: dict[str, str]  # key -> "must" | "can" | "should" | "will"
-    condition: dict[str, str]  # key -> "unless" | "even"
+    condition: dict[str, str]  # key -> "if" | "unless" | "even"
+    openers: dict[str, frozenset[str]]  # "time" | "cause" | "earlier" | "later" -> words as written
     bound: dict[str, str]  # key -> "at_most" | "at_least" | "exactly"
     unit: dict[str, tuple[str, float | None]]  # key -> (dimension, factor to its base unit)
     roles: frozenset[str]  # the role nouns as written, singular and plural
@@ -118,6 +119,7 @@ def lexicon() -> Lexicon:
         quantifier=quantifier,
         modal=modal,
         condition=condition,
+        openers={name: frozenset(words) for name, words in data["openers"].items()},
         bound=bound,
         unit=units,
         roles=frozenset(form for word in data["roles"] for form in (word, word + "s", word + "es")),

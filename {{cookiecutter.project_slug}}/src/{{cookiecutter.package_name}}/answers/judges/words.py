@@ -29,6 +29,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -228,6 +229,12 @@ _WORKDAY = frozenset({"business", "working", "work"})
 _BEFORE_UNIT = frozenset({"business", "working", "calendar", "full", "more", "additional", "free", "extra"})
 
 
+def phrase_end(tokens: Sequence[Token], i: int) -> int:
+    """The index of the first token after tokens[i] that punctuation stands before, or the
+    length of the reading: where a phrase that runs on from tokens[i] ends."""
+    return next((j for j in range(i + 1, len(tokens)) if not tokens[j].joined), len(tokens))
+
+
 def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
     """The numbers of a reading with their units and bounds: "30 days" (time, 2592000 s),
     "an hour and a half" (time, 5400 s), "$20", "20%", "12 characters" (a count of
@@ -239,7 +246,7 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        stop = next((k for k in range(i + 1, len(tokens)) if not tokens[k].joined), len(tokens))
+        stop = phrase_end(tokens, i)
 
         def words(a: int, b: int, stop: int = stop) -> list[str]:
             return [t.word for t in tokens[a : min(b, stop)]]  # never past the next punctuation
