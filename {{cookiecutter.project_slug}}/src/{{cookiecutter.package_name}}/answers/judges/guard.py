@@ -259,7 +259,7 @@ def _unit_named(quantity: Quantity, window: str) -> bool:
 def _quantity_problem(claim: str, window: str) -> str | None:
     have = quantities_of(window)
     mine = quantities_of(claim)
-    claim_tokens = read(claim)
+    claim_tokens, window_tokens = read(claim), read(window)
     for quantity in mine:
         if quantity.measured:
             same = [
@@ -275,7 +275,7 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                     return f"bounds {_show(quantity)} where the context's bound is {rival[0].text}"
             if implied:
                 continue
-            if not same and _difference(quantity, claim_tokens, have, read(window)):
+            if not same and _difference(quantity, claim_tokens, have, window_tokens):
                 continue
             if not same:
                 said = [q.text for q in have if q.dimension == quantity.dimension]
@@ -286,17 +286,14 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                 return f"states {_show(quantity)}, which the context does not"
         else:
             same = [q for q in have if not q.measured and _same_value(q.value, quantity.value)]
-            if (
-                not same and not quantity.dimension
-            ):  # a bare "5" of "from 5 to 60 minutes" is the window's 5 minutes
-                window_tokens = read(window)
+            if not same and not quantity.dimension:  # a bare "5" of "5 to 60 minutes": the window's
                 same = [q for q in have if window_tokens[q.start].number == quantity.value]
             if quantity.dimension:
                 counted = [q for q in same if _same_count(quantity.dimension, q.dimension)]
                 if same and not counted and all(q.dimension for q in same):
                     other = " or ".join(sorted({q.text for q in same}))
                     return f"states {_show(quantity)}, the context says {other}"
-            if not same and _denied_next(quantity, claim_tokens, read(window)):
+            if not same and _denied_next(quantity, claim_tokens, window_tokens):
                 continue  # "you can't have two timers running" where "only one timer can run"
             if not same:
                 return f"states {_show(quantity)}, which the context does not"
