@@ -900,4 +900,68 @@ KINDS = [
         "Enforce SSO can be switched on before SSO is verified.",
         "Enforce SSO can only be switched on once SSO is verified.",
     ),
+    (
+        "another person opening a clause the context gives to one",
+        "Members who lose their phone ask an owner to reset 2FA from Settings > Members. Owners who lose "
+        "their phone must contact support.",
+        "Members who lose their phone must contact support.",
+        "An owner who loses their phone has to contact support.",
+    ),
+    (
+        "another person opening a clause, past a list of plans",
+        "On the Business plan, admins can post approval requests into a Slack channel. Each member links "
+        "their own Slack account.",
+        "On the Business plan, members can post approval requests into a Slack channel.",
+        "Admins on the Business plan are able to post approval requests into a Slack channel.",
+    ),
+    (
+        "every condition is a cause",
+        "Optionally, Tidemark copies tracked time to Jira as worklogs once the timesheet is approved.",
+        "If you turn on the option, Tidemark copies tracked time to Jira as worklogs before the timesheet is "
+        "approved.",
+        "If you turn on the option, tracked time is copied from Tidemark to Jira as worklogs after the "
+        "timesheet has been approved.",
+    ),
+    (
+        "an adverb relates no parties",
+        "Enterprise workspaces can create and deactivate guests automatically through SCIM.",
+        "Enterprise workspaces can create and delete guests automatically through SCIM.",
+        "Through SCIM, Enterprise workspaces can automatically create and deactivate guests.",
+    ),
+    (
+        "a noun in -ss is no verb",
+        "Enterprise owners can limit access to Tidemark to specific IP addresses.",
+        "Enterprise members can restrict Tidemark access to particular IP addresses.",
+        "Owners on Enterprise can restrict Tidemark access to particular IP addresses.",
+    ),
+    (
+        "a range's ends bound it",
+        "Approved refunds reach your original payment method within 5 to 10 business days.",
+        "Approved refunds take no less than 10 business days to reach your payment method.",
+        "Approved refunds can take up to 10 business days to reach your payment method.",
+    ),
+    (
+        "'a minimum of' is a bound",
+        "Enterprise is priced on request with a minimum of 25 seats.",
+        "Enterprise is priced on request and allows at most 25 seats.",
+        "Enterprise needs at least 25 seats, and its price is given on request.",
+    ),
+    (
+        "'no sooner than' is a bound",
+        "Remaining copies are purged from our backups within 35 days.",
+        "Remaining copies are purged from the backups no sooner than 35 days later.",
+        "Remaining copies are removed from the backups in 35 days or less.",
+    ),
+    (
+        "'at any moment' is 'at a time'",
+        "Only one timer can run at a time.",
+        "Several timers can run at any moment.",
+        "Just one timer can be running at any moment.",
+    ),
+    (
+        "'any number of' is 'as many as you like'",
+        "You can invite as many teammates as you like during the trial.",
+        "During the trial you can invite at most five teammates.",
+        "During the trial you can invite any number of teammates.",
+    ),
 ]

@@ -730,9 +730,10 @@ def _cause_and_effect(tokens: tuple[Token, ...]) -> tuple[set[str], set[str]] | 
     words = [(i, t) for i, t in enumerate(tokens) if not t.stop or t.word in openers]
     if not words:
         return None
-    opener = next((i for i, t in enumerate(tokens) if t.word in openers), None)
-    if opener is not None:
-        inside = range(opener + 1, phrase_end(tokens, opener))
+    opened = [i for i, t in enumerate(tokens) if t.word in openers]
+    inside: range | set[int]
+    if opened:  # every condition is a cause: "If you turn it on, ... after it is approved"
+        inside = {j for i in opened for j in range(i + 1, phrase_end(tokens, i))}
     else:
         first, token = words[0]
         if not (token.word.endswith("ing") and len(token.word) > 5 and token.word not in _NOT_GERUNDS):
@@ -1396,6 +1397,8 @@ def _role_problem(
             for token in between:
                 if token.stop or token.key in named or token.stem in named or token.number is not None:
                     continue  # a party is not a relation: "Authy or 1Password" lists two names
+                if token.word in _ADVERBS:
+                    continue  # "automatically" says how, not who does what to whom
                 relation = token.key
                 if relation not in where:
                     continue
@@ -1463,7 +1466,9 @@ def _side_problem(
         if keys.count(token.key) != 1 or theirs.count(token.key) != 1:
             continue
         r = theirs.index(token.key)
-        verb = token.word.endswith(("s", "ed")) or " " in token.word  # "overrides", "takes precedence"
+        verb = (  # "overrides", "takes precedence"; not "access", "business"
+            token.word.endswith(("s", "ed")) and not token.word.endswith("ss")
+        ) or " " in token.word
         if token.key in lex.modal or token.key in lex.comparative or not verb:
             continue  # a verb, as far as its ending tells: not "required", "less"
         if not (flanked(claim, i) and flanked(window, r)):
@@ -1670,6 +1675,43 @@ def _role_missing(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     return None
 
 
+def _actor(tokens: tuple[Token, ...]) -> Token | None:
+    """The person a clause opens with: a role that is a person among its first four content
+    words, before any modal ("Workspace owners on Business can ...", "Members who lose their
+    device must ..."). None for anyone generic ("users") or where no person opens it."""
+    lex = lexicon()
+    seen = 0
+    for t in tokens:
+        if t.key in lex.modal or t.word in _AUXILIARIES:
+            return None
+        if t.stop or t.negation:
+            continue
+        seen += 1
+        if t.word in lex.roles and t.stem in _PERSONS:
+            return None if t.stem in _GENERIC else t
+        if seen == 4:
+            return None
+    return None
+
+
+def _actor_problem(claim: tuple[Token, ...], aligned: tuple[Token, ...]) -> str | None:
+    """Another person doing what the window's aligned clause says one does: "Members who lose
+    their device must contact support" where it says "Owners who lose their own device must
+    contact support". Both clauses open with a person (`_actor`), neither names the other's,
+    and the rest of the claim's clause is the window's: two terms or more, and at most one in
+    three not said there."""
+    mine, theirs = _actor(claim), _actor(aligned)
+    if mine is None or theirs is None or mine.stem == theirs.stem:
+        return None
+    if mine.stem in {t.stem for t in aligned} or theirs.stem in {t.stem for t in claim}:
+        return None  # "owners can reset it for members": both are named, in some order
+    rest = {t.key for t in claim if not (t.stop or t.negation or t.number is not None) and t is not mine}
+    shared = rest & {t.key for t in aligned}
+    if len(shared) >= 2 and len(rest - shared) * 3 <= len(rest):
+        return f"says '{mine.word}' where the context says '{theirs.word}'"
+    return None
+
+
 def _together(tokens: tuple[Token, ...], a: int, b: int) -> bool:
     """Whether tokens[a] and tokens[b] stand in one stretch of text, no punctuation between."""
     return all(t.joined for t in tokens[min(a, b) + 1 : max(a, b) + 1])
@@ -1838,6 +1880,7 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
             or _side_problem(mine, theirs, parties)
             or _target_problem(mine, whole, parties)
             or _subject_problem(mine, whole, parties)
+            or _actor_problem(mine, theirs)
             or _last_verb_problem(mine, theirs, whole)
             or _comparison_problem(mine, theirs, whole)
         )

@@ -355,10 +355,15 @@ def _describes(token: Token, units: dict[str, tuple[str, float | None]]) -> bool
 
 
 def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]:
-    """ "between 15 minutes and 24 hours": the first is a lower bound, the second an upper one."""
+    """A range: "between 15 minutes and 24 hours", "(within) 5 to 10 business days", "from 5
+    to 60 minutes": the first is a lower bound, the second an upper one, and a bare first
+    number has the second one's unit."""
     for n, (low, high) in enumerate(itertools.pairwise(found)):
+        if high.start != low.end + 1 or high.bound or not tokens[high.start].joined:
+            continue
+        joining = tokens[low.end].word
         opened = low.start > 0 and tokens[low.start - 1].word == "between" and not low.bound
-        if opened and high.start == low.end + 1 and tokens[low.end].word == "and" and not high.bound:
+        if (joining == "and" and opened) or (joining == "to" and low.bound in ("", "at_least", "at_most")):
             written = tokens[high.start].number
             if not low.dimension and high.dimension and written:  # "between 5 and 60 minutes": 5 minutes
                 low = dataclasses.replace(
