@@ -964,4 +964,12 @@ KINDS = [
         "During the trial you can invite at most five teammates.",
         "During the trial you can invite any number of teammates.",
     ),
+    (
+        "a quantity another sentence gives the same thing",
+        "After you cancel, the workspace stays usable until the paid period ends. It is then read-only for "
+        "30 days so you can export your data. Cancelling does not delete your data or your login. You can "
+        "reactivate at any time during the read-only period.",
+        "Cancelling does not delete your data, and you can reactivate during the 60-day read-only period.",
+        "Cancelling does not delete your data, and you can reactivate during the 30-day read-only period.",
+    ),
 ]

@@ -324,6 +324,20 @@ def test_a_clause_appended_to_a_true_sentence_is_judged_on_its_own() -> None:
     ]  # a list is one statement
 
 
+def test_a_number_another_sentence_gives_something_else_is_not_the_claims() -> None:
+    context = (
+        "Reset links expire after 60 minutes. Check your spam folder if the email has not arrived. "
+        "You can sign in again once the password is changed."
+    )
+    invented, faithful = (
+        "Once the password is changed, you can sign in again within 60 minutes.",
+        "Once the password is changed, you can sign in again.",
+    )
+    wrong, right = JUDGE.verdicts([(invented, (context,)), (faithful, (context,))])
+    assert not wrong.supported and "60 minutes" in wrong.reason, wrong
+    assert right.supported, right
+
+
 # -- any sentence is supported by a context that holds it -----------------------------------
 
 SENTENCE = st.text(

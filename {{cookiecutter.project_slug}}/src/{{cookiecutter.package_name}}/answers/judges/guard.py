@@ -256,7 +256,36 @@ def _unit_named(quantity: Quantity, window: str) -> bool:
     return stem(words[1]) in {t.stem for t in read(window) if t.number is None}
 
 
-def _quantity_problem(claim: str, window: str) -> str | None:
+def _near(tokens: tuple[Token, ...], quantity: Quantity) -> set[str]:
+    """The content words within three words of a quantity, in its stretch of text: what it is
+    the quantity of ("the 30-day read-only period", "read-only for 30 days")."""
+    lo, hi = quantity.start, quantity.end
+    while lo > max(0, quantity.start - 3) and tokens[lo].joined:
+        lo -= 1
+    hi = min(phrase_end(tokens, quantity.end - 1), quantity.end + 3)
+    units = lexicon().unit
+    return {
+        t.key
+        for j, t in enumerate(tokens[lo:hi], start=lo)
+        if not (quantity.start <= j < quantity.end or t.stop or t.negation or t.number is not None)
+        and t.stem not in units
+    }
+
+
+def _stated_elsewhere(quantity: Quantity, claim: tuple[Token, ...], context: str) -> bool:
+    """Whether the answer's contexts, beyond the window, state the claim's quantity of the same
+    thing: "during the 30-day read-only period" where the window says "during the read-only
+    period" and another sentence "it is read-only for 30 days". A word beside the quantity
+    must be beside it there too, so a number from elsewhere is not given to another thing."""
+    tokens = read(context)
+    near = _near(claim, quantity)
+    return any(
+        q.dimension == quantity.dimension and _same_value(q.value, quantity.value) and near & _near(tokens, q)
+        for q in _quantities_of_tokens(tokens)
+    )
+
+
+def _quantity_problem(claim: str, window: str, context: str = "") -> str | None:
     have = quantities_of(window)
     mine = quantities_of(claim)
     claim_tokens, window_tokens = read(claim), read(window)
@@ -283,6 +312,8 @@ def _quantity_problem(claim: str, window: str) -> str | None:
                     return f"states {_show(quantity)}, the context says {' or '.join(sorted(set(said)))}"
                 if _unit_named(quantity, window):
                     continue  # "the hours for a week" where the window says "for that week"
+                if context and _stated_elsewhere(quantity, claim_tokens, context):
+                    continue
                 return f"states {_show(quantity)}, which the context does not"
         else:
             same = [q for q in have if not q.measured and _same_value(q.value, quantity.value)]
@@ -1811,7 +1842,7 @@ def guard(claim: str, window: str, context: str = "", given_names: Sequence[str]
 def compare(claim: str, window: str, context: str = "", given_names: Sequence[str] = ()) -> str | None:
     """The guard's checks themselves, part for part, with no shortcut for copied text."""
     whole = read(window)
-    problem = _quantity_problem(claim, window)
+    problem = _quantity_problem(claim, window, context)
     if problem:
         return problem
     words, stems = _vocabulary(context or window)
