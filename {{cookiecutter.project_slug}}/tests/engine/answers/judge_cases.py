@@ -972,4 +972,23 @@ KINDS = [
         "Cancelling does not delete your data, and you can reactivate during the 60-day read-only period.",
         "Cancelling does not delete your data, and you can reactivate during the 30-day read-only period.",
     ),
+    (
+        "a comparison whose parties come after it, before 'than'",
+        "On the Business plan the audit log keeps 90 days of history, and Enterprise keeps 1 year.",
+        "The audit log keeps a longer history on the Business plan than on Enterprise.",
+        "The audit log keeps a longer history on Enterprise than on the Business plan.",
+    ),
+    (
+        "a comparison of the words beside two numbers",
+        "The calendar sync reads events from the past 30 days and the next 7 days.",
+        "The calendar sync reads more days of upcoming events than of past ones.",
+        "The calendar sync reads fewer days of upcoming events than of past ones.",
+    ),
+    (
+        "two numbers traded between the words beside them",
+        "Set each member's expected hours in their schedule, for example 40 hours per week or 8 hours per "
+        "day.",
+        "Expected hours are set in each member's schedule, for example 8 hours per week or 40 hours per day.",
+        "Expected hours are set in each member's schedule, for example 8 hours per day or 40 hours per week.",
+    ),
 ]

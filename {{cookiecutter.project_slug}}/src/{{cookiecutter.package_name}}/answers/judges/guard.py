@@ -257,18 +257,19 @@ def _unit_named(quantity: Quantity, window: str) -> bool:
 
 
 def _near(tokens: tuple[Token, ...], quantity: Quantity) -> set[str]:
-    """The content words within three words of a quantity, in its stretch of text: what it is
-    the quantity of ("the 30-day read-only period", "read-only for 30 days")."""
+    """The content words within three words of a quantity, in its stretch of text and its item
+    of a list: what it is the quantity of ("the 30-day read-only period", "read-only for 30
+    days", "8 hours per day")."""
     lo, hi = quantity.start, quantity.end
-    while lo > max(0, quantity.start - 3) and tokens[lo].joined:
-        lo -= 1
-    hi = min(phrase_end(tokens, quantity.end - 1), quantity.end + 3)
-    units = lexicon().unit
-    return {
+    while lo > max(0, quantity.start - 3) and tokens[lo].joined and tokens[lo - 1].word not in _COORDINATORS:
+        lo -= 1  # not past punctuation, nor past "and" or "or": another item's words
+    end = min(phrase_end(tokens, quantity.end - 1), quantity.end + 3)
+    hi = next((j for j in range(quantity.end, end) if tokens[j].word in _COORDINATORS), end)
+    return {  # "per week" says what it is per: the unit, not "per"
         t.key
         for j, t in enumerate(tokens[lo:hi], start=lo)
         if not (quantity.start <= j < quantity.end or t.stop or t.negation or t.number is not None)
-        and t.stem not in units
+        and t.word != "per"
     }
 
 
@@ -681,6 +682,16 @@ def _values(
     return found
 
 
+def _beside(tokens: tuple[Token, ...]) -> dict[str, set[tuple[str, float]]]:
+    """The quantities each word beside one gives it (`_near`): "the past 30 days and the next
+    7 days" gives "past" 30 days and "next" 7 days."""
+    found: dict[str, set[tuple[str, float]]] = {}
+    for quantity in _quantities_of_tokens(tokens):
+        for key in _near(tokens, quantity):
+            found.setdefault(key, set()).add(_magnitude(quantity))
+    return found
+
+
 def _order_problem(
     claim: tuple[Token, ...],
     window: str,
@@ -719,10 +730,19 @@ def _order_in(
     token = claim[i]
     comparative = token.key in lex.comparative
     values = _values(sentence, parties if comparative else set(parties) | known)
-    before = {t.stem for t in claim[:i] if t.stem in values}
+
+    def found(tokens: tuple[Token, ...]) -> set[str]:
+        return {t.stem if t.stem in values else t.key for t in tokens if t.stem in values or t.key in values}
+
+    before = found(claim[:i])
     if comparative:
         than = next((j for j in range(i + 1, len(claim)) if claim[j].word == "than"), None)
-        after = {t.stem for t in claim[than + 1 :] if t.stem in values} if than is not None else set()
+        if than is None or any(q.start == than + 1 for q in _quantities_of_tokens(claim)):
+            return None  # no "than", or a bound ("more than 60 days"): the quantity check reads it
+        before, after = found(claim[:than]), found(claim[than + 1 :])  # "longer on Business than on ..."
+        if not (before - after and after - before):  # no parties: the words beside each number
+            values = _beside(sentence)  # "the past 30 days and the next 7 days"
+            before, after = found(claim[:than]), found(claim[than + 1 :])
     else:
         after = set(values) - before
     after -= before
@@ -1796,6 +1816,51 @@ def _binding_problem(
     return None
 
 
+def _listed_together(tokens: tuple[Token, ...], quantities: Sequence[Quantity], quantity: Quantity) -> bool:
+    """Whether a quantity is one of a list of them ("80% and 100% of the budget"): the words
+    beside the list are the list's, not one item's."""
+    return any(
+        (q.start == quantity.end + 1 or quantity.start == q.end + 1)
+        and tokens[min(q.end, quantity.end)].word in _COORDINATORS
+        for q in quantities
+    )
+
+
+def _beside_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """Two numbers traded between the words beside them (`_near`): "8 hours per week or 40
+    hours per day" where the window says "40 hours per week or 8 hours per day". The window
+    states both, each beside a word the claim puts beside the other, and neither beside a word
+    the claim puts beside it. Numbers listed together ("80% and 100%") share their words."""
+    have = _quantities_of_tokens(window)
+    mine = _quantities_of_tokens(claim)
+
+    def beside(quantity: Quantity) -> tuple[set[str], set[str]] | None:
+        """The words beside a quantity in the claim and beside its value in the window."""
+        theirs = [q for q in have if q.term == quantity.term and not _listed_together(window, have, q)]
+        if len(theirs) != 1 or _listed_together(claim, mine, quantity):
+            return None
+        return _near(claim, quantity), _near(window, theirs[0])
+
+    for a, b in itertools.combinations(mine, 2):
+        if a.term == b.term or _magnitude(a)[0] != _magnitude(b)[0]:
+            continue
+        first, second = beside(a), beside(b)
+        if first is None or second is None:
+            continue
+        (a_mine, a_theirs), (b_mine, b_theirs) = first, second
+        if a_mine & b_theirs and b_mine & a_theirs and not (a_mine & a_theirs or b_mine & b_theirs):
+            shared = a_mine & b_theirs
+            word = min(  # the shared word closest to the number, as the claim writes it
+                (
+                    (min(abs(i - a.start), abs(i - a.end)), t.word)
+                    for i, t in enumerate(claim)
+                    if t.key in shared
+                )
+            )[1]
+            return f"puts {a.text} beside '{word}', where the context puts {b.text}"
+    return None
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _vocabulary(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The words of `text`, and their stems and synonym keys, with the stem of each word of a
@@ -1865,8 +1930,10 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
         t.stem for t in read(claim) if t.word in lex.roles or (t.stem in known and t.stem in written)
     }
     capitalised = {t.stem for t in read(" ".join(_CAPITALISED.findall(plain(window)))) if not t.stop}
-    problem = _binding_problem(claim, window, parties, known | capitalised) or _role_missing(
-        read(claim), whole
+    problem = (
+        _binding_problem(claim, window, parties, known | capitalised)
+        or _beside_problem(read(claim), whole)
+        or _role_missing(read(claim), whole)
     )
     if problem:
         return problem
