@@ -893,7 +893,9 @@ _BRACKETED = re.compile(r"([^\W_][^()]*?)\s*\(([^()]+)\)")
 def _brackets(text: str) -> list[tuple[str, frozenset[str]]]:
     """Each bracket of `text` with the word it belongs to: the last content term before it
     ("decimal hours (1.75)" gives ("hour", {"1.75"}))."""
-    found = []
+    found: list[tuple[str, frozenset[str]]] = []
+    if "(" not in text:
+        return found  # the pattern would try every start in a long sentence without one
     for match in _BRACKETED.finditer(plain(text)):
         before, inside = content_terms(match.group(1)), frozenset(content_terms(match.group(2)))
         if before and inside:
@@ -1831,8 +1833,10 @@ def _beside_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str 
     hours per day" where the window says "40 hours per week or 8 hours per day". The window
     states both, each beside a word the claim puts beside the other, and neither beside a word
     the claim puts beside it. Numbers listed together ("80% and 100%") share their words."""
-    have = _quantities_of_tokens(window)
     mine = _quantities_of_tokens(claim)
+    if len(mine) < 2:
+        return None
+    have = _quantities_of_tokens(window)
 
     def beside(quantity: Quantity) -> tuple[set[str], set[str]] | None:
         """The words beside a quantity in the claim and beside its value in the window."""
@@ -1841,11 +1845,9 @@ def _beside_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str 
             return None
         return _near(claim, quantity), _near(window, theirs[0])
 
-    for a, b in itertools.combinations(mine, 2):
-        if a.term == b.term or _magnitude(a)[0] != _magnitude(b)[0]:
-            continue
-        first, second = beside(a), beside(b)
-        if first is None or second is None:
+    words = [beside(q) for q in mine]
+    for (a, first), (b, second) in itertools.combinations(zip(mine, words, strict=True), 2):
+        if first is None or second is None or a.term == b.term or _magnitude(a)[0] != _magnitude(b)[0]:
             continue
         (a_mine, a_theirs), (b_mine, b_theirs) = first, second
         if a_mine & b_theirs and b_mine & a_theirs and not (a_mine & a_theirs or b_mine & b_theirs):

@@ -243,10 +243,13 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
     is the number 7, then a word)."""
     lex = lexicon()
     found: list[Quantity] = []
+    ends = [len(tokens)] * len(tokens)  # phrase_end of each token, in one pass from the end
+    for k in range(len(tokens) - 2, -1, -1):
+        ends[k] = k + 1 if not tokens[k + 1].joined else ends[k + 1]
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        stop = phrase_end(tokens, i)
+        stop = ends[i]
 
         def words(a: int, b: int, stop: int = stop) -> list[str]:
             return [t.word for t in tokens[a : min(b, stop)]]  # never past the next punctuation
