@@ -991,4 +991,25 @@ KINDS = [
         "Expected hours are set in each member's schedule, for example 8 hours per week or 40 hours per day.",
         "Expected hours are set in each member's schedule, for example 8 hours per day or 40 hours per week.",
     ),
+    (
+        "another person as the subject, where the context names it as an object",
+        "Workspace owners on the Business plan can require 2FA for every member under Settings > Security.",
+        "Any member of a Business workspace can require 2FA for everyone under Settings > Security.",
+        "On the Business plan, owners can make 2FA mandatory for every member under Settings > Security.",
+    ),
+    (
+        "'no matter' is a concession",
+        "Members can get a Slack reminder at 17:00 if they have tracked less than their daily hours.",
+        "Members get the 17:00 Slack reminder no matter how much time they have tracked.",
+        "Members who have tracked less than their daily hours can get a Slack reminder at 17:00.",
+    ),
+    (
+        "'speed up' is the opposite of 'slow down'",
+        "Every response includes X-RateLimit-Remaining so your integration can slow down before it hits the "
+        "cap.",
+        "Every response includes X-RateLimit-Remaining so your integration can speed up before it hits the "
+        "cap.",
+        "Each response carries X-RateLimit-Remaining, so your integration can slow down before reaching the "
+        "cap.",
+    ),
 ]

@@ -1750,14 +1750,20 @@ def _actor(tokens: tuple[Token, ...]) -> Token | None:
 def _actor_problem(claim: tuple[Token, ...], aligned: tuple[Token, ...]) -> str | None:
     """Another person doing what the window's aligned clause says one does: "Members who lose
     their device must contact support" where it says "Owners who lose their own device must
-    contact support". Both clauses open with a person (`_actor`), neither names the other's,
-    and the rest of the claim's clause is the window's: two terms or more, and at most one in
-    three not said there."""
+    contact support". Both clauses open with a person (`_actor`); the claim does not name the
+    window's, and the window names the claim's only after its modal, as an object ("owners can
+    require 2FA for every member"); and the rest of the claim's clause is the window's: two
+    terms or more, and at most one in three not said there."""
     mine, theirs = _actor(claim), _actor(aligned)
     if mine is None or theirs is None or mine.stem == theirs.stem:
         return None
-    if mine.stem in {t.stem for t in aligned} or theirs.stem in {t.stem for t in claim}:
-        return None  # "owners can reset it for members": both are named, in some order
+    if theirs.stem in {t.stem for t in claim}:
+        return None  # "members can ask an owner" of "owners can reset it for members": both are named
+    modal = next(
+        (i for i, t in enumerate(aligned) if t.key in lexicon().modal or t.word in _AUXILIARIES), None
+    )
+    if mine.stem in {t.stem for t in aligned[:modal]}:
+        return None  # the claim's person is a subject there too; after the modal, an object
     rest = {t.key for t in claim if not (t.stop or t.negation or t.number is not None) and t is not mine}
     shared = rest & {t.key for t in aligned}
     if len(shared) >= 2 and len(rest - shared) * 3 <= len(rest):
