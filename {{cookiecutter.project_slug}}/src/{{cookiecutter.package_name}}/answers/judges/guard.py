@@ -36,7 +36,9 @@ shares most of its terms), and compares their structure:
                invite owners"), unless one clause is passive ("admins are invited by owners");
                a comparison may turn around only with its converse ("A is larger than B" =
                "B is smaller than A"); the party before a verb stays the window's ("managers
-               submit timesheets" for "members submit"), and so does the party after "from",
+               submit timesheets" for "members submit"), and so does the person who opens
+               the clause ("Members who lose their phone must contact support" where owners
+               must), and the party after "from",
                "to" or "into" ("from Team to Business" for "from Business to Team"); where
                both clauses end with one verb, what does it is the window's ("the web version
                wins" for "the most recent change wins")
@@ -44,8 +46,13 @@ shares most of its terms), and compares their structure:
                where "Business is $20" and Enterprise is priced on request); a comparison
                or superlative the window does not state agrees with the numbers
                it gives each party ("Team allows more than Enterprise" where Team has 100
-               and Enterprise 300 is not the window's); "$8 more than Team" may be the gap
-               between two of its numbers, the right way round
+               and Enterprise 300 is not the window's), or the words beside each number
+               ("more days of upcoming events than of past ones" for "the past 30 days and
+               the next 7 days"); two numbers are not traded between the words beside them
+               ("8 hours per week or 40 per day" for "40 per week or 8 per day"); "$8 more
+               than Team" may be the gap between two of its numbers, the right way round; a
+               number the window lacks may come from another sentence of the contexts that
+               gives it the same thing ("the 30-day read-only period")
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
                an exception ("unless X", "except when X") the window does not make, where it
                states X plainly; "only when X" where the window's condition says more than X;
@@ -62,8 +69,9 @@ shares most of its terms), and compares their structure:
   lists        also: an item given the modal of another list of the window's sentence
                ("the client column is required" where "client, task ... are optional");
                "nobody" or "everyone" where the window names who ("members")
-  quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" bounds
-               both numbers ("between 5 and 60 minutes": 5 minutes too), and a bound the
+  quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" (or
+               "5 to 10 days") bounds both numbers ("between 5 and 60 minutes": 5 minutes
+               too), and a bound the
                window sets at another value ("no lower than 10 minutes" for "between 5 and 60")
                is not its; what a bracket says belongs to the word before it ("decimal
                hours (1.75)"); a bare number beside a unit shares it ("between 5 and 60
