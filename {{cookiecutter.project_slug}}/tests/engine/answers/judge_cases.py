@@ -1012,4 +1012,16 @@ KINDS = [
         "Each response carries X-RateLimit-Remaining, so your integration can slow down before reaching the "
         "cap.",
     ),
+    (
+        "'can' with a denied bound is a requirement",
+        "New passwords must be at least 12 characters long.",
+        "A new password can be longer than 12 characters only if you ask support.",
+        "A new password can be no shorter than 12 characters.",
+    ),
+    (
+        "'only' those who, where the context says 'anyone who'",
+        "Reminders go out every Monday at 9:00 to anyone who hasn't submitted the previous week.",
+        "Reminders go out every Monday at 9:00 to anyone who has submitted the previous week.",
+        "The Monday reminder only goes to people who haven't submitted the previous week.",
+    ),
 ]

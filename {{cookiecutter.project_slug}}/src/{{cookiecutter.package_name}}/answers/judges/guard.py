@@ -932,6 +932,19 @@ def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
     return [table[t.key] for i, t in enumerate(tokens) if t.key in table and i not in compared]
 
 
+_RELATIVES = frozenset("who whose that which".split())
+
+
+def _restricted(tokens: tuple[Token, ...], table: dict[str, str]) -> bool:
+    """Whether an "all" of a clause (or "anyone") is narrowed by what follows it: "anyone who
+    hasn't submitted", "every entry that is billable"."""
+    return any(
+        (table.get(t.key) == "all" or t.word in _ANYONE)
+        and any(u.word in _RELATIVES for u in tokens[i + 1 : i + 4])
+        for i, t in enumerate(tokens)
+    )
+
+
 _IF_UNLESS = frozenset({"if", "unless"})  # "unless X" is "if not X": compared by _polarity_problem
 
 
@@ -950,6 +963,8 @@ def _class_problem(
     if mine and theirs and mine[0] not in theirs and theirs[0] not in mine:
         if {mine[0], theirs[0]} <= alike:
             return None
+        if (mine[0], theirs[0]) == ("only", "all") and _restricted(window or whole, table):
+            return None  # "only to people who haven't submitted" is "to anyone who hasn't"
         return f"{what} '{mine[0]}' where the context says '{theirs[0]}'"
     return None
 
@@ -975,9 +990,11 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
     ("no credit card is needed" denies the card as much), else +1.
 
     A "can" that is a requirement in other words reads as "must": denied with a "without" after
-    it ("can never be left without an Owner" is "must always have one"), or made "only" on a
-    condition ("can only be used once SAML is configured" is what "requires SAML" says)."""
-    table = lexicon().modal
+    it ("can never be left without an Owner" is "must always have one"), denied where the
+    negation bounds a comparison ("can be no shorter than 12 characters" is "must be at least
+    12"), or made "only" on a condition ("can only be used once SAML is configured" is what
+    "requires SAML" says)."""
+    table, bounds = lexicon().modal, lexicon().bound
     found = []
     for i in _modals(tokens):
         # the negations before it and right after it, but not one that denies a bound ("can't
@@ -992,6 +1009,13 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
         after = tokens[i + 1 :]
         if kind == "can" and sign < 0 and any(t.word == "without" for t in after):
             kind, sign = "must", 1
+        elif kind == "can" and any(
+            (t.negation and _denies_a_bound(tokens, j))
+            or (t.key in bounds and t.word.startswith(("no ", "not ")))
+            for j, t in enumerate(tokens[: i + 4])
+            if j >= i - 2
+        ):
+            kind = "must"  # "can never have fewer than one", "can be no shorter than 12": a requirement
         elif kind == "can" and sign > 0 and _only_on_condition(tokens[max(0, i - 1) : i + 2], after):
             kind = "must"
         governed = next(
@@ -1031,7 +1055,8 @@ def _modal_problem(
     kind, sign, governed = mine[0]
     denied_must = kind == "must" and sign < 1  # "no need to poll": you can do without, as in the window
     table = lexicon().modal
-    # "can only be switched on once SSO is verified" requires it, and says "once verified, you can"
+    # A "can" read as "must" agrees with either: "can only be switched on once SSO is verified"
+    # requires it and says "once verified, you can"; "can't have fewer than one" is "must have one"
     can_only = kind == "must" and table.get(claim[_modals(claim)[0]].key) == "can"
     if governed:
         own = claim[_modals(claim)[0]].key
@@ -2242,6 +2267,10 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
     ]
     if not found or any(only(t) for t in window):
         return None
+    if all(any(t.word in _RELATIVES for t in claim[i + 1 : i + 6]) for i in found) and _restricted(
+        window, table
+    ):
+        return None  # "only goes to people who haven't submitted" of "goes to anyone who hasn't"
     conditional = all(  # "only if", "only when", "only works once"
         claim[i].word.startswith("only ") or any(_opens_condition(t) for t in claim[i + 1 : i + 4])
         for i in found
