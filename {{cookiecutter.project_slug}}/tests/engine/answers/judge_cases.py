@@ -1024,4 +1024,13 @@ KINDS = [
         "Reminders go out every Monday at 9:00 to anyone who has submitted the previous week.",
         "The Monday reminder only goes to people who haven't submitted the previous week.",
     ),
+    (
+        "a 'not' that narrows the noun before it",
+        "Go to Settings > Security > IP allowlist and add up to 50 entries. Requests from any other IP "
+        "address are blocked in the web app and the mobile apps. Owners can be exempted from the allowlist "
+        "for emergency access.",
+        "Requests from IP addresses not on the allowlist are allowed in the web app and the mobile apps.",
+        "Requests from IP addresses that aren't on the allowlist are blocked in the web app and the mobile "
+        "apps.",
+    ),
 ]

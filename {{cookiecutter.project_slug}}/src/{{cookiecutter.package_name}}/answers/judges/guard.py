@@ -369,12 +369,15 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     denies the first word after the phrase's verb, not the phrase. ("no more than" and "no
     longer than" are bounds, read as one word: they deny nothing.) "Without" makes the words
     it reaches count neither way: "without a valid VAT number" says what "unless you provide
-    one" and "if you lose signal" say, in words no list could pair."""
+    one" and "if you lose signal" say, in words no list could pair. So does a "not" that
+    narrows the noun before it ("addresses not on the allowlist", "entries not in the range"):
+    it says which ones, and the statement about them goes on ("... are blocked")."""
     found: list[tuple[str, int]] = []
     pending = 0
     denied = -1  # the polarity a pending negation gives: 0 after "without"
     scope = False  # after a denied word, up to the end of its statement
     held = False  # a pronoun negation waiting for its verb
+    narrowing = False  # a "not" after a noun, before a preposition: "addresses not on it"
     for i, token in enumerate(tokens):
         if _prevented(tokens, i):  # "stops them from being charged" denies "charged"
             pending, denied = 4, -1
@@ -392,8 +395,9 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
         if token.negation:
             rest = tokens[i + 1 :]
             held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
+            narrowing = bool(rest) and rest[0].word in _NARROWING and _after_noun(tokens, i)
             pending = 0 if held else 4
-            denied = 0 if token.word == "without" else -1
+            denied = 0 if token.word == "without" or narrowing else -1
             continue
         if held:
             if token.word in _VERB_OPENERS:
@@ -406,15 +410,31 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
         if not token.joined and not held:
             pending = 0  # "if you don't, the workspace ..." denies nothing after the comma
         if token.stop or token.word in _SKIPPED_AFTER_NEGATION:
-            pending = max(0, pending - 1)
+            pending = 0 if narrowing and token.word in _OBJECTS else max(0, pending - 1)  # "not on it"
             continue
         if pending:
             found.append((token.key, denied))
-            scope = True
+            scope = not narrowing  # "addresses not on the allowlist are blocked" says "blocked"
+            narrowing = False
         else:
             found.append((token.key, 0 if scope else 1))
         pending = 0
     return found
+
+
+_NARROWING = frozenset("on in from within among part included".split())
+_OBJECTS = frozenset("it them this that these those".split())
+
+
+def _after_noun(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the negation at tokens[i] follows the noun it narrows: "addresses not on it",
+    "addresses that aren't on it", "entries which are not in the range"."""
+    j = i - 1
+    if j >= 0 and tokens[i].word != "not" and tokens[j].word in _RELATIVES:
+        return True  # "that aren't", "which isn't"
+    if j >= 1 and tokens[j].word in _COPULAS and tokens[j - 1].word in _RELATIVES:
+        return True  # "that are not"
+    return tokens[i].word == "not" and j >= 0 and not tokens[j].stop
 
 
 def _denies_a_bound(tokens: tuple[Token, ...], i: int) -> bool:
