@@ -1033,4 +1033,11 @@ KINDS = [
         "Requests from IP addresses that aren't on the allowlist are blocked in the web app and the mobile "
         "apps.",
     ),
+    (
+        "'no' opening a statement denies its verb",
+        "Each calendar event appears as a suggestion that you can turn into a time entry, and nothing is "
+        "tracked until you accept it.",
+        "Time from a calendar event is tracked until you accept it.",
+        "No time is tracked from a calendar event until you accept it.",
+    ),
 ]

@@ -364,9 +364,10 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     """(key, polarity) of each content word: polarity -1 when a negation before it (within
     four words, skipping function words) denies it; 0 for the words after a denied one up to
     the end of its statement (punctuation, "and", "which", "unless"...): "does not require a
-    credit card" and "no credit card is needed" deny one word each, and neither affirms the
-    rest; else +1. A negation that opens a noun phrase ("nothing", "neither", "nobody")
-    denies the first word after the phrase's verb, not the phrase. ("no more than" and "no
+    credit card" denies one word, and does not affirm the rest; else +1. A negation that opens
+    a noun phrase ("nothing", "neither", "nobody"; "no" opening a statement: "No time is
+    tracked", "no credit card is needed") denies the first word after the phrase's verb, not
+    the phrase; a "no" phrase's own words count neither way. ("no more than" and "no
     longer than" are bounds, read as one word: they deny nothing.) "Without" makes the words
     it reaches count neither way: "without a valid VAT number" says what "unless you provide
     one" and "if you lose signal" say, in words no list could pair. So does a "not" that
@@ -378,6 +379,7 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
     scope = False  # after a denied word, up to the end of its statement
     held = False  # a pronoun negation waiting for its verb
     narrowing = False  # a "not" after a noun, before a preposition: "addresses not on it"
+    noun_held = False  # "no" opening a noun phrase before its verb: "No time is tracked"
     for i, token in enumerate(tokens):
         if _prevented(tokens, i):  # "stops them from being charged" denies "charged"
             pending, denied = 4, -1
@@ -395,6 +397,13 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
         if token.negation:
             rest = tokens[i + 1 :]
             held = token.word in _PRONOUN_NEGATIONS and any(t.word in _VERB_OPENERS for t in rest)
+            # "No time is tracked ..." opening a statement denies "tracked", as "nothing is tracked"
+            # does, and says nothing either way of "time"
+            opening = token.word == "no" and (i == 0 or not token.joined)
+            noun_held = opening and any(
+                t.word in _COPULAS for t in itertools.takewhile(lambda t: t.joined, rest[:5])
+            )
+            held = held or noun_held
             narrowing = bool(rest) and rest[0].word in _NARROWING and _after_noun(tokens, i)
             pending = 0 if held else 4
             denied = 0 if token.word == "without" or narrowing else -1
@@ -403,7 +412,7 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             if token.word in _VERB_OPENERS:
                 held, pending = False, 4
             elif not token.stop:
-                found.append((token.key, 1))
+                found.append((token.key, 0 if noun_held else 1))
             continue
         if not token.joined or token.word in _SCOPE_ENDS:
             scope = False  # a negation's scope ends at punctuation or where a new statement starts
