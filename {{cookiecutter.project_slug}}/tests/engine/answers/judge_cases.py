@@ -1040,4 +1040,16 @@ KINDS = [
         "Time from a calendar event is tracked until you accept it.",
         "No time is tracked from a calendar event until you accept it.",
     ),
+    (
+        "'the same as' is 'match'",
+        "New passwords must be at least 12 characters long and cannot match any of your last 5 passwords.",
+        "A new password may be the same as one of your last 5 passwords.",
+        "A new password cannot be identical to any of your last 5 passwords.",
+    ),
+    (
+        "the 'only' of a number after its verb",
+        "Each company gets one trial, but support can extend an active trial by 7 days on request.",
+        "Each company only gets two trials, but support can extend an active trial by 7 days on request.",
+        "Support can extend an active trial by 7 days on request, although each company only gets one trial.",
+    ),
 ]

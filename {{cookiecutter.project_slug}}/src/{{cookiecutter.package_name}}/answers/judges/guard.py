@@ -2253,6 +2253,15 @@ def _spans(tokens: tuple[Token, ...]) -> list[set[str]]:
     ]
 
 
+def _only_a_number(claim: tuple[Token, ...], i: int) -> bool:
+    """Whether claim[i] is the "only" of a number, which the quantity check compares: "only
+    one trial", "only gets one trial" (a verb between); not "only the 100% alert"."""
+    after = claim[i + 1 : i + 3]
+    return bool(after) and (
+        after[0].number is not None or (len(after) == 2 and not after[0].stop and after[1].number is not None)
+    )
+
+
 def _only_once(claim: tuple[Token, ...], i: int, window: tuple[Token, ...]) -> bool:
     """Whether claim[i] is the "only" of "can be used only once" (a frequency, at the end of its
     statement) where the window says so too ("single-use", "works only once")."""
@@ -2288,9 +2297,7 @@ def _only_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | 
         i
         for i, t in enumerate(claim)
         if only(t)
-        and not (
-            i + 1 < len(claim) and claim[i + 1].number is not None
-        )  # "only one trial": numbers compare it
+        and not _only_a_number(claim, i)
         and not _only_once(claim, i, window)
         and not (i and claim[i - 1].word == "not")  # "not only owners" adds to them
     ]
