@@ -771,7 +771,6 @@ def _order_in(
     def found(tokens: tuple[Token, ...]) -> set[str]:
         return {t.stem if t.stem in values else t.key for t in tokens if t.stem in values or t.key in values}
 
-    before = found(claim[:i])
     if comparative:
         than = next((j for j in range(i + 1, len(claim)) if claim[j].word == "than"), None)
         if than is None or any(q.start == than + 1 for q in _quantities_of_tokens(claim)):
@@ -781,6 +780,7 @@ def _order_in(
             values = _beside(sentence)  # "the past 30 days and the next 7 days"
             before, after = found(claim[:than]), found(claim[than + 1 :])
     else:
+        before = found(claim[:i])
         after = set(values) - before
     after -= before
     if not before or not after:
@@ -1041,8 +1041,7 @@ def _modal_signs(tokens: tuple[Token, ...]) -> list[tuple[str, int, str]]:
         elif kind == "can" and any(
             (t.negation and _denies_a_bound(tokens, j))
             or (t.key in bounds and t.word.startswith(("no ", "not ")))
-            for j, t in enumerate(tokens[: i + 4])
-            if j >= i - 2
+            for j, t in enumerate(tokens[max(0, i - 2) : i + 4], start=max(0, i - 2))
         ):
             kind = "must"  # "can never have fewer than one", "can be no shorter than 12": a requirement
         elif kind == "can" and sign > 0 and _only_on_condition(tokens[max(0, i - 1) : i + 2], after):
@@ -1086,7 +1085,7 @@ def _modal_problem(
     table = lexicon().modal
     # A "can" read as "must" agrees with either: "can only be switched on once SSO is verified"
     # requires it and says "once verified, you can"; "can't have fewer than one" is "must have one"
-    can_only = kind == "must" and table.get(claim[_modals(claim)[0]].key) == "can"
+    read_as_must = kind == "must" and table.get(claim[_modals(claim)[0]].key) == "can"
     if governed:
         own = claim[_modals(claim)[0]].key
         written = {t.key for t in claim} - {own}  # "you allow" in both is the verb, not the modal "allowed"
@@ -1098,7 +1097,7 @@ def _modal_problem(
         }
         if said:
             ours = "can" if denied_must else kind
-            if ours in said or (can_only and "can" in said):
+            if ours in said or (read_as_must and "can" in said):
                 return None
             return f"says '{kind}' where the context says '{sorted(said)[0]}'"
     sentence = read(sentence_text)
@@ -1115,7 +1114,7 @@ def _modal_problem(
         kinds = [k for k in kinds if k != "must"] or ["can"]  # "no credit card is needed": you can go without
     if {kind, kinds[0]} == {"can", "will"}:
         return None  # "the app can hold 500 entries" where it "stores them and syncs automatically"
-    if can_only and "can" in kinds:
+    if read_as_must and "can" in kinds:
         return None
     if kind not in kinds and kinds[0] not in {k for k, _, _ in mine}:
         return f"says '{kind}' where the context says '{kinds[0]}'"

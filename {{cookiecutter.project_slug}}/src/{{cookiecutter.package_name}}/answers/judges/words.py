@@ -366,7 +366,7 @@ def _between(tokens: tuple[Token, ...], found: list[Quantity]) -> list[Quantity]
             continue
         joining = tokens[low.end].word
         opened = low.start > 0 and tokens[low.start - 1].word == "between" and not low.bound
-        if (joining == "and" and opened) or (joining == "to" and low.bound in ("", "at_least", "at_most")):
+        if (joining == "and" and opened) or (joining == "to" and low.bound != "exactly"):
             written = tokens[high.start].number
             if not low.dimension and high.dimension and written:  # "between 5 and 60 minutes": 5 minutes
                 low = dataclasses.replace(
