@@ -86,6 +86,12 @@ class JudgeTable:
         examples=[["Tidemark"]],
         description="names any context may use though few documents say them: your product's name",
     )
+    tiers: list[StrictStr] = Field(
+        default_factory=list,
+        examples=[["Solo", "Team", "Business", "Enterprise"]],
+        description="your product's plans (or any tiers), lowest first: what "
+        '"the Team plan and above" reaches',
+    )
     cache: SettingsPath = Field(default=Path(".cache/verdicts.json"), description="verdicts already computed")
     labels: SettingsPath = Field(
         default=Path("evals/judge_labels.jsonl"), description="human-labelled claims for `nox -s calibrate`"
@@ -104,6 +110,19 @@ class JudgeTable:
         if any(not name.strip() for name in names):
             raise ValueError("must not hold a blank name")
         return names
+
+    @field_validator("tiers")
+    @classmethod
+    def _tiers_distinct(cls, tiers: list[str]) -> list[str]:
+        if any(not tier.strip() for tier in tiers):
+            raise ValueError("must not hold a blank tier")
+        keys = [tier.split()[-1].casefold() for tier in tiers]  # a tier is known by its last word
+        repeated = sorted({tier for tier, key in zip(tiers, keys, strict=True) if keys.count(key) > 1})
+        if repeated:
+            raise ValueError(f"names {', '.join(map(repr, repeated))} more than once (by its last word)")
+        if len(tiers) == 1:
+            raise ValueError("must list at least two tiers, lowest first, or none")
+        return tiers
 
     @field_validator("model", "revision")
     @classmethod
@@ -129,4 +148,4 @@ class JudgeSettings(JudgeTable):
             "model": self.model if nli else None,
             "revision": self.revision if nli else None,
             "threshold": self.threshold,
-        } | judged_names(self.names)
+        } | judged_names(self.names, self.tiers)

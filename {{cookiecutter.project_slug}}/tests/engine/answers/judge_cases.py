@@ -1052,4 +1052,17 @@ KINDS = [
         "Each company only gets two trials, but support can extend an active trial by 7 days on request.",
         "Support can extend an active trial by 7 days on request, although each company only gets one trial.",
     ),
+    (
+        "a comparison of time against 'immediately' and 'next'",
+        "Price increases apply immediately to every open order. Price decreases apply from the next "
+        "invoice onwards.",
+        "Price decreases apply sooner than price increases.",
+        "Price increases apply sooner than price decreases.",
+    ),
+    (
+        "'and older' bounds a version",
+        "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
+        "The desktop agent runs on Windows 10 and older versions of Windows.",
+        "The desktop agent runs on Windows 10 and newer versions of Windows.",
+    ),
 ]

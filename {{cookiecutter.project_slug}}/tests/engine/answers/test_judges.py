@@ -289,6 +289,69 @@ def test_judge_names_may_be_used_by_any_context_and_no_other_name_may() -> None:
     assert named.identity["names"] == ["Tidemark"] and "names" not in JUDGE.identity
 
 
+# [judge] tiers: a team's own ordered plans (or roles), not the demo's
+PLANS = ("Starter", "Growth", "Scale")
+AUDIT = "Every change is kept in the audit log. The audit log is available on the Growth plan and above."
+PRICES = "Starter is free, Growth is $15 per seat per month and Scale is $40 per seat per month."
+ROLES = ("Viewer", "Editor", "Admin")
+EXPORTS = "Exports can be started by anyone with the Editor role or higher."
+ROLE_LIST = "Each member has one of three roles: Viewer, Editor or Admin."
+
+
+@pytest.mark.parametrize(
+    ("tiers", "contexts", "right", "wrong"),
+    [
+        (PLANS, (AUDIT,), "The audit log is available on the Scale plan.", None),
+        (PLANS, (AUDIT,), "The audit log is available on the Growth and Scale plans.", None),
+        (
+            PLANS,
+            (AUDIT, PRICES),
+            "The audit log comes with Growth or higher.",
+            "The audit log is available on the Starter plan.",
+        ),
+        (
+            PLANS,
+            (AUDIT, PRICES),
+            "The audit log is available on the Growth and Scale plans.",
+            "The audit log is available on the Starter, Growth and Scale plans.",
+        ),
+        (PLANS, (AUDIT, PRICES), None, "The audit log is available on the Growth plan and below."),
+        (PLANS, (AUDIT,), "The audit log is included in Scale.", "The audit log is limited to Growth."),
+        (ROLES, (EXPORTS,), "Exports can be started by an Admin.", None),
+        (ROLES, (EXPORTS, ROLE_LIST), None, "Exports can be started by any Viewer or higher."),
+    ],
+)
+def test_judge_tiers_reach_what_a_bound_says_and_no_further(
+    tiers: tuple[str, ...], contexts: tuple[str, ...], right: str | None, wrong: str | None
+) -> None:
+    """With [judge] tiers (lowest first), "the Growth plan and above" names Growth and every
+    tier above it: a claim may name any of them or list them, under the lexical judge and
+    under a judge that believes everything; a tier it leaves out, named where the context puts
+    the bound, is caught even where another sentence of the context names that tier."""
+    tiered = LexicalJudge(0.5, (), tiers)
+    context = "\n".join(contexts)
+    believe = [(1.0, window) for window in windows(contexts)]
+    if right is not None:
+        (verdict,) = tiered.verdicts([(right, contexts)])
+        assert verdict.supported, verdict.reason
+        assert decide(right, believe, 0.5, context=context, tiers=tiers).supported
+    if wrong is not None:
+        (verdict,) = tiered.verdicts([(wrong, contexts)])
+        assert not verdict.supported and "leaves out" in verdict.reason, verdict.reason
+        assert not decide(wrong, believe, 0.5, context=context, tiers=tiers).supported
+
+
+def test_judge_tiers_are_needed_for_a_tier_the_context_reaches_and_are_in_the_identity() -> None:
+    """Without [judge] tiers a tier the context only reaches is a name it does not use; the
+    judge's identity records the tiers in their order, so a cache or baseline of other tiers
+    (or none) is not reused."""
+    claim = "The audit log is available on the Scale plan."
+    (verdict,) = JUDGE.verdicts([(claim, (AUDIT,))])
+    assert not verdict.supported and "names 'scal'" in verdict.reason
+    assert LexicalJudge(0.5, (), PLANS).identity["tiers"] == list(PLANS)
+    assert "tiers" not in JUDGE.identity
+
+
 # -- each kind of hallucination, both ways --------------------------------------------------
 
 

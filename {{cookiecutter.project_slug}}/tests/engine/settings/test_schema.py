@@ -157,6 +157,28 @@ def test_judge_names_are_a_list_of_names(tmp_path: Path, value: str, said: str) 
     ]
 
 
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ('"Team"', "must be a list"),
+        ('["Team"]', "at least two tiers"),
+        ('["Solo", " "]', "blank tier"),
+        ('["Solo", "Team", "team"]', "'Team', 'team' more than once"),
+        ('["Pro", "Team Pro"]', "'Pro', 'Team Pro' more than once"),
+    ],
+)
+def test_judge_tiers_are_an_ordered_list_of_distinct_tiers(tmp_path: Path, value: str, said: str) -> None:
+    """[judge] tiers lists a product's plans lowest first; one tier, a blank one or two known by
+    the same last word is refused at its line. The identity keeps their order."""
+    text = TINY_CONFIG + f"\n[judge]\ntiers = {value}\n"
+    error = error_of(tmp_path, text)
+    assert error.line == line_starting(text, "tiers") and said in str(error), str(error)
+    assert error.fix == 'e.g. tiers = ["Solo", "Team", "Business", "Enterprise"]'
+    good = TINY_CONFIG + '\n[judge]\ntiers = ["Team", "Business", "Enterprise"]\n'
+    identity = load_config(write_project(tmp_path, config=good)).judge.identity()
+    assert identity["tiers"] == ["Team", "Business", "Enterprise"]
+
+
 # -- what is not a setting ------------------------------------------------------------------
 
 

@@ -45,10 +45,11 @@ class Judge(Protocol):
         ...
 
 
-def judged_names(names: Sequence[str]) -> dict[str, list[str]]:
-    """The identity's entry for [judge] names: none while there are none, so a report made
-    without the setting records the judge as it always has."""
-    return {"names": sorted(names)} if names else {}
+def judged_names(names: Sequence[str], tiers: Sequence[str] = ()) -> dict[str, list[str]]:
+    """The identity's entries for [judge] names and tiers: none while there are none, so a
+    report made without the settings records the judge as it always has. Tiers keep their
+    order, which is what they say."""
+    return ({"names": sorted(names)} if names else {}) | ({"tiers": list(tiers)} if tiers else {})
 
 
 def decide(
@@ -58,11 +59,13 @@ def decide(
     check: Callable[[str, str], str | None] | None = None,
     context: str = "",
     names: Sequence[str] = (),
+    tiers: Sequence[str] = (),
 ) -> Verdict:
     """Pick the best window (highest score; among equals, the one sharing most words with
     the claim, then the shorter), apply the guard (and a backend's own `check`, if any;
     `context`, all the answer's contexts, is where the guard looks up names and dates;
-    `names`, [judge] names, are names any context may use), compare with the threshold.
+    `names`, [judge] names, are names any context may use; `tiers`, [judge] tiers, what
+    "the Team plan and above" reaches), compare with the threshold.
     Shared by every backend, so they differ only in how they score a window."""
     from .guard import ABSENT, copied, guard
     from .lexical import coverage
@@ -81,9 +84,9 @@ def decide(
     for score, window in ranked[:_TRIED]:  # the best window the guard accepts, if one reaches the threshold
         if score < threshold:
             break
-        problem = guard(claim, window, context, names) or (check(claim, window) if check else None)
+        problem = guard(claim, window, context, names, tiers) or (check(claim, window) if check else None)
         if not problem:
-            tied = _tied(claim, ranked, (score, window), context, check, names)
+            tied = _tied(claim, ranked, (score, window), context, check, names, tiers)
             return tied or Verdict(True, score, window, "")
         first = first or Verdict(False, 0.0, window, problem)
         if ABSENT not in problem:  # a window that contradicts the claim settles it
@@ -99,6 +102,7 @@ def _tied(
     context: str,
     check: Any,
     names: Sequence[str],
+    tiers: Sequence[str],
 ) -> Verdict | None:
     """A window that scores exactly as well as the accepted one (and shares as much of the
     claim) and contradicts the claim: two windows equally good, one of them against it, do not
@@ -111,7 +115,7 @@ def _tied(
     for score, window in ranked[:_TRIED]:
         if window == accepted[1] or (score, coverage(claim, window)) != level:
             continue
-        problem = guard(claim, window, context, names) or (check(claim, window) if check else None)
+        problem = guard(claim, window, context, names, tiers) or (check(claim, window) if check else None)
         if problem and ABSENT not in problem:
             return Verdict(False, 0.0, window, problem)
     return None

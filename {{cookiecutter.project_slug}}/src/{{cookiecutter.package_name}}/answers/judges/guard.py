@@ -78,6 +78,13 @@ shares most of its terms), and compares their structure:
                minutes, 10 by default"), and "a day" of "a day in the last 60 days" is none
   cause        a cause ("when ...", a gerund opening the clause) and its effect do not trade
                places
+  timing       "B happens sooner than A" where the window says A happens immediately and B
+               at the start of the next period (each side found in the sentence that alone
+               holds its words)
+  tiers        with [judge] tiers (plans, lowest first), "the Team plan and above" reaches
+               Business and Enterprise: a claim may name or list them; a tier it leaves out,
+               named in the bound's place ("on the Solo plan"), or "only" some of them, is
+               caught
   phrases      words do not trade places between two phrases of one statement ("to existing
                sessions immediately and to new sessions later" for the other way round), and
                a party does not cross the verb that relates it ("the project rate overrides
@@ -683,6 +690,49 @@ def _comparison_problem(
         if not swapped:
             return f"says '{token.word}' where the context says '{window[pivot].word}'"
     return None
+
+
+# Comparisons of when something happens, by their keys: the first set says sooner, the second later.
+_SOONER = frozenset({word_key("earlier"), word_key("sooner"), word_key("faster")})
+_LATER = frozenset({word_key("later"), word_key("slower")})
+# A statement that something happens later than now ("at the start of the next billing period").
+_DEFERRED = frozenset({word_key("next"), word_key("later"), word_key("afterwards"), word_key("end")})
+
+
+def _timing_problem(claim: tuple[Token, ...], window: str) -> str | None:
+    """A comparison of time turned around: "downgrades take effect sooner than upgrades" where
+    the window says upgrades take effect immediately and downgrades at the start of the next
+    period. Each side of a comparison of time ("earlier", "sooner", "faster", "later",
+    "slower" ... "than") is placed in the one sentence of the window that holds its words
+    found in no other sentence, and what happens "immediately" there is sooner than what is
+    deferred ("next", "later", "at the end"). Left alone when a side has no such sentence, or
+    its sentence says neither or both."""
+    immediate = word_key("immediately")
+    sentences = [{t.key for t in read(x)} for x in split_sentences(window)]
+
+    def happens_now(side: set[str]) -> bool | None:  # None: the window does not say
+        own = {n for key in side for n, keys in enumerate(sentences) if key in keys and _once(key, sentences)}
+        if len(own) != 1:
+            return None
+        keys = sentences[own.pop()]
+        now, deferred = immediate in keys, bool(keys & _DEFERRED)
+        return now if now != deferred else None
+
+    for i, token in enumerate(claim):
+        sooner = token.key in _SOONER
+        than = next((j for j in range(i + 1, min(i + 4, len(claim))) if claim[j].word == "than"), None)
+        if than is None or not (sooner or token.key in _LATER):
+            continue
+        first = {t.key for t in claim[:i] if not t.stop}
+        second = {t.key for t in claim[than + 1 :] if not t.stop}
+        now = happens_now(first - second), happens_now(second - first)
+        if None not in now and now[0] != now[1] and now[0] != sooner:
+            return f"says '{token.word}', where the context says which happens first the other way round"
+    return None
+
+
+def _once(key: str, sentences: list[set[str]]) -> bool:
+    return sum(key in keys for keys in sentences) == 1
 
 
 # A calendar month in seconds, only to order "1 year" against "90 days" (never to equate them).
@@ -1965,15 +2015,20 @@ def _folded(text: str) -> str:
     return plain(text).casefold()
 
 
-def guard(claim: str, window: str, context: str = "", given_names: Sequence[str] = ()) -> str | None:
+def guard(
+    claim: str, window: str, context: str = "", given_names: Sequence[str] = (), tiers: Sequence[str] = ()
+) -> str | None:
     """Why `window` cannot support `claim` (see the module docstring); None if it can.
     Names and dates are looked up in `context` (all the answer's contexts) when given, as a
     name from the next sentence is still the context's; `given_names` ([judge] names, such as
-    the product's) any context may use. A claim copied from the window passes."""
-    return None if copied(claim, window) else compare(claim, window, context, given_names)
+    the product's) any context may use; `tiers` ([judge] tiers, lowest first) are what "the
+    Team plan and above" reaches. A claim copied from the window passes."""
+    return None if copied(claim, window) else compare(claim, window, context, given_names, tiers)
 
 
-def compare(claim: str, window: str, context: str = "", given_names: Sequence[str] = ()) -> str | None:
+def compare(
+    claim: str, window: str, context: str = "", given_names: Sequence[str] = (), tiers: Sequence[str] = ()
+) -> str | None:
     """The guard's checks themselves, part for part, with no shortcut for copied text."""
     whole = read(window)
     problem = _quantity_problem(claim, window, context)
@@ -1986,7 +2041,8 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
         if _folded(address).rstrip(".,;:!?)") not in _folded(context or window):
             return f"names '{address}', which the context does not"
     claim_names = names(claim)
-    given = _given_names(tuple(given_names))
+    reach = tier_reach(window, tuple(tiers)) if tiers else frozenset()
+    given = _given_names(tuple(given_names)) | reach
     missing = sorted(
         name for name in claim_names - stems - given if not _spelled_out(name, context or window)
     )
@@ -2011,7 +2067,9 @@ def compare(claim: str, window: str, context: str = "", given_names: Sequence[st
         or _segment_swap_problem(claim, window)
         or _bracket_problem(claim, window)
         or _clause_problem(claim, context or window)
-        or _coordinated_problem(read(claim), window, claim_names | known | written)
+        or _timing_problem(read(claim), window)
+        or _coordinated_problem(read(claim), window, claim_names | known | written, reach)
+        or (_tier_problem(claim, window, tuple(tiers), frozenset(written)) if tiers else None)
         or _universal_problem(read(claim), whole, names(window) | capitalised, known)
         or _sequence_problem(read(claim), window)
         or _listed_modal_problem(claim, window)
@@ -2060,15 +2118,19 @@ _COORDINATORS = frozenset({"and", "or"})
 _SEQUENCE = frozenset("first then later also too again afterwards next finally".split())
 
 
-def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset[str]) -> str | None:
+def _coordinated_problem(
+    claim: tuple[Token, ...], window: str, named: frozenset[str], reach: frozenset[str] = frozenset()
+) -> str | None:
     """A party added to what the window lists: "Business and Enterprise workspaces" where the
     window says "Enterprise workspaces", "the web app, the extension and the mobile apps"
     where it names the first two. Of the two items that "and" or "or" joins (each the run of
     content words next to it, up to a function word or punctuation), the window holds the word
     of one next to "and", and not the other's, whose item names a party (a name, or a role
     noun such as "apps").
-    Other words that "and" joins may be statements of their own, in words of their own."""
+    Other words that "and" joins may be statements of their own, in words of their own.
+    The tiers the window reaches with "and above" (`reach`) are the window's."""
     _, have = _vocabulary(window)
+    have = have | reach
     window_tokens = read(window)
     roles = lexicon().roles
 
@@ -2112,6 +2174,106 @@ def _coordinated_problem(claim: tuple[Token, ...], window: str, named: frozenset
 
 
 _AND_ABOVE = word_key("and above")
+# A tier with one of these after it, or after its noun, reaches the tiers above it ("the Team
+# plan and above", "Business or higher") or below it ("Team and below", "Business or lower").
+_UPWARD = frozenset({_AND_ABOVE, word_key("or higher"), word_key("or above")})
+_DOWNWARD = frozenset({word_key("and below"), word_key("or lower"), word_key("or below")})
+
+
+@functools.lru_cache(maxsize=64)
+def _tier_keys(tiers: tuple[str, ...]) -> tuple[str, ...]:
+    """The key of each of [judge] tiers, lowest first, read as a claim's names are: the stem
+    of its last word ("Business" -> "busi", "Pro Plus" -> "plu")."""
+    return tuple(read(tier)[-1].stem for tier in tiers if read(tier))
+
+
+def _tier_bounds(tokens: tuple[Token, ...], keys: tuple[str, ...]) -> list[tuple[int, int, int, int]]:
+    """Each tier `tokens` bound with "and above" or "or lower": (its index, its rank, +1 for
+    the tiers above it or -1 for those below, the bound's index). The tier stands right before
+    the bound or before one noun and then the bound ("the Team plan and above"), with no
+    punctuation between."""
+    found = []
+    for j, token in enumerate(tokens):
+        way = 1 if token.key in _UPWARD else -1 if token.key in _DOWNWARD else 0
+        for i in (j - 1, j - 2) if way else ():
+            if i < 0 or not tokens[i + 1].joined:
+                break
+            if tokens[i].stem in keys:
+                found.append((i, keys.index(tokens[i].stem), way, j))
+                break
+            if tokens[i].stop:
+                break
+    return found
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def tier_reach(window: str, tiers: tuple[str, ...]) -> frozenset[str]:
+    """The keys of the tiers `window` names by a bound: "the Team plan and above", with tiers
+    Solo, Team, Business and Enterprise, names Team, Business and Enterprise; a claim may name
+    any of them ("available on Business") or list them ("Team, Business and Enterprise")."""
+    keys = _tier_keys(tiers)
+    reach: set[str] = set()
+    for _, rank, way, _ in _tier_bounds(read(window), keys):
+        reach.update(keys[rank:] if way > 0 else keys[: rank + 1])
+    return frozenset(reach)
+
+
+def _tier_slot(tokens: tuple[Token, ...], i: int, keys: tuple[str, ...]) -> str:
+    """The key of the word before the list of tiers that tokens[i] is in ("available on the
+    Solo, Team and Business plans" gives "on"), or ""."""
+    j = i - 1
+    while j >= 0 and (tokens[j].stem in keys or tokens[j].word in ("and", "or", "the", "a")):
+        j -= 1
+    return tokens[j].key if j >= 0 else ""
+
+
+def _tier_problem(claim: str, window: str, tiers: tuple[str, ...], written: frozenset[str]) -> str | None:
+    """A tier the window's bound leaves out, named where the window puts the bound ("available
+    on the Solo plan", "on Solo and Team" where it says "available on the Team plan and
+    above"), or reached by a bound of the claim's own ("any Solo user or higher"), though Solo
+    is named in another sentence of the context; and "only" (or "limited to") of some of the
+    tiers the bound reaches. Only capitalised words are tiers (`written`: "your team" is
+    none), and a claim that denies ("not on Solo") is left to the other checks."""
+    keys = _tier_keys(tiers)
+    whole = read(window)
+    bounds = _tier_bounds(whole, keys)
+    mine = read(claim)
+    if not bounds or any(t.negation for t in mine):
+        return None
+    reach = tier_reach(window, tiers)
+    slots = {_tier_slot(whole, i, keys): (i, end) for i, _, _, end in bounds}
+    first = (bounds[0][0], bounds[0][3])
+
+    def shown(slot: str) -> str:  # the window's bound in its words: "team plan and above"
+        start, end = slots.get(slot, first)
+        return " ".join(t.word for t in whole[start : end + 1])
+
+    named_apart = {t.stem for t in whole if t.stem in keys} - {whole[i].stem for i, *_ in bounds}
+    own = {i: (rank, way) for i, rank, way, _ in _tier_bounds(mine, keys)}  # "Team and below"
+    said: set[str] = set()  # the tiers the claim names
+    for i, token in enumerate(mine):
+        if token.stem not in keys or token.stem not in written:
+            continue
+        rank, way = own.get(i, (keys.index(token.stem), 0))
+        reached = keys[rank:] if way > 0 else keys[: rank + 1] if way < 0 else (token.stem,)
+        said.update(reached)
+        outside = [key for key in reached if key not in reach and key not in named_apart]
+        slot = _tier_slot(mine, i, keys)  # a bound of the claim's own is about tiers anywhere
+        if outside and (slot in slots or i in own):
+            return f"names {tiers[keys.index(outside[0])]}, which the context's '{shown(slot)}' leaves out"
+    left = sorted(reach - said, key=keys.index)
+    if said and left and _restricts(mine) and not _restricts(whole):  # "limited to Business"
+        return f"leaves out {tiers[keys.index(left[0])]}, which the context's '{shown('')}' reaches"
+    return None
+
+
+_RESTRICTING = frozenset({word_key("limited to"), word_key("restricted"), word_key("reserved")})
+
+
+def _restricts(tokens: tuple[Token, ...]) -> bool:
+    """Whether the words say "only" ("only", "exclusively", "limited to", "reserved for")."""
+    quantifier = lexicon().quantifier
+    return any(quantifier.get(t.key) == "only" or t.key in _RESTRICTING for t in tokens)
 
 
 def _opening_name(window: tuple[Token, ...], j: int, named: frozenset[str] | set[str]) -> bool:

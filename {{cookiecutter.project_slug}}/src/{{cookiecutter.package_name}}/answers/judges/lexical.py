@@ -138,11 +138,12 @@ def _best(clause: str, found: Windows) -> tuple[float, str]:
 
 
 class LexicalJudge:
-    def __init__(self, threshold: float, names: tuple[str, ...] = ()):
+    def __init__(self, threshold: float, names: tuple[str, ...] = (), tiers: tuple[str, ...] = ()):
         self.threshold = threshold
         self.names = names  # [judge] names: any context may use them
+        self.tiers = tiers  # [judge] tiers, lowest first: what "the Team plan and above" reaches
         self.identity: dict[str, Any] = {"name": "lexical", "model": None, "revision": None}
-        self.identity |= {"threshold": threshold} | judged_names(names)
+        self.identity |= {"threshold": threshold} | judged_names(names, tiers)
 
     def judge(self, claim: str, found: Windows, context: str) -> Verdict:
         chosen = found.candidates(claim) or found.split[:1]
@@ -151,14 +152,14 @@ class LexicalJudge:
                 if copied(claim, window):
                     return Verdict(True, 1.0, window, "")
         scored = [(coverage(claim, window), window) for window in chosen]
-        verdict = decide(claim, scored, self.threshold, context=context, names=self.names)
+        verdict = decide(claim, scored, self.threshold, context=context, names=self.names, tiers=self.tiers)
         parts = clauses(claim)
         if len(parts) == 1 or (verdict.supported and verdict.score == 1.0) or contradicted(verdict):
             return verdict
         scores = []
         for part in parts:  # each clause on its own best window
             score, window = _best(part, found)
-            problem = guard(part, window, context, self.names)
+            problem = guard(part, window, context, self.names, self.tiers)
             if problem:
                 return Verdict(False, 0.0, window, problem)
             if score < self.threshold and window:
@@ -198,4 +199,4 @@ class LexicalJudge:
 
 
 def build(settings: Any, config_path: Any) -> LexicalJudge:
-    return LexicalJudge(settings.threshold, tuple(settings.names))
+    return LexicalJudge(settings.threshold, tuple(settings.names), tuple(settings.tiers))

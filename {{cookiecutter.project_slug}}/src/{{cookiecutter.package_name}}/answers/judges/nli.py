@@ -68,6 +68,7 @@ class NLIJudge:
         batch_size: int,
         source: str | None = None,
         names: tuple[str, ...] = (),
+        tiers: tuple[str, ...] = (),
     ):
         self.model = model
         self.source = source or model_name  # where a cluster's worker loads the same model from
@@ -76,8 +77,9 @@ class NLIJudge:
         self.batch_size = batch_size
         self.entailment = entailment_index(model.config.id2label)
         self.names = names  # [judge] names: any context may use them
+        self.tiers = tiers  # [judge] tiers, lowest first: what "the Team plan and above" reaches
         self.identity: dict[str, Any] = {"name": "nli", "model": model_name, "revision": revision}
-        self.identity |= {"threshold": threshold} | judged_names(names)
+        self.identity |= {"threshold": threshold} | judged_names(names, tiers)
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         per_item = [windows(contexts) for _, contexts in items]
@@ -93,8 +95,9 @@ class NLIJudge:
             rows = probabilities[position : position + len(found)]
             position += len(found)
             scored = [(float(row[self.entailment]), window) for row, window in zip(rows, found, strict=True)]
+            context = "\n".join(contexts)
             results.append(
-                decide(claim, scored, self.threshold, context="\n".join(contexts), names=self.names)
+                decide(claim, scored, self.threshold, context=context, names=self.names, tiers=self.tiers)
             )
         return results
 
@@ -129,7 +132,8 @@ def build(settings: Any, config_path: Any) -> NLIJudge:
         ) from None
     try:
         identity = (settings.model, settings.revision, settings.threshold, settings.batch_size)
-        return NLIJudge(model, *identity, source=settings.load_from, names=tuple(settings.names))
+        names, tiers = tuple(settings.names), tuple(settings.tiers)
+        return NLIJudge(model, *identity, source=settings.load_from, names=names, tiers=tiers)
     except ValueError as error:
         raise EvalInputError(
             config_path,
