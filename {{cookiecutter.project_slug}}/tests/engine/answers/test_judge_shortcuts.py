@@ -22,7 +22,7 @@ from {{ cookiecutter.package_name }}.answers.cache import verdict_key
 from {{ cookiecutter.package_name }}.answers.checks import missing_facts
 from {{ cookiecutter.package_name }}.answers.judges import Item, Verdict, decide
 from {{ cookiecutter.package_name }}.answers.judges.claims import clauses, split_sentences
-from {{ cookiecutter.package_name }}.answers.judges.guard import guard
+from {{ cookiecutter.package_name }}.answers.judges.guard import OPPOSITE, guard
 from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, Windows, contradicted, with_implied
 from {{ cookiecutter.package_name }}.answers.judges.lexicon import opposites
 from {{ cookiecutter.package_name }}.answers.judges.words import content_terms, term_set
@@ -50,14 +50,24 @@ def plain_verdict(claim: str, contexts: tuple[str, ...]) -> Verdict:
     scored = [(plain_coverage(claim, w), w) for w in found.candidates(claim)] or [(0.0, found.split[0])]
     verdict = decide(claim, scored, THRESHOLD, context=context)
     parts = clauses(claim)
-    if len(parts) == 1 or (verdict.supported and verdict.score == 1.0) or contradicted(verdict):
+    if len(parts) == 1 or (verdict.supported and verdict.score == 1.0):
+        return verdict
+
+    def best(part: str) -> tuple[float, str]:
+        candidates = [(plain_coverage(part, w), w) for w in found.candidates(part)]
+        return max(candidates, key=lambda pair: (pair[0], -len(pair[1]))) if candidates else (0.0, "")
+
+    if contradicted(verdict):  # said apart: each clause most of it in a window of its own
+        if OPPOSITE not in verdict.reason:
+            return verdict
+        held = [best(part) for part in parts]
+        pairs = zip(parts, held, strict=True)
+        if all(score >= LexicalJudge.APART and not guard(part, w, context) for part, (score, w) in pairs):
+            return Verdict(True, *min(held), "")
         return verdict
     scores = []
     for part in parts:
-        candidates = [(plain_coverage(part, w), w) for w in found.candidates(part)]
-        score, window = (
-            max(candidates, key=lambda pair: (pair[0], -len(pair[1]))) if candidates else (0.0, "")
-        )
+        score, window = best(part)
         problem = guard(part, window, context)
         if problem:
             return Verdict(False, 0.0, window, problem)

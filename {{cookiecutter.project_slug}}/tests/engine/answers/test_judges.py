@@ -352,6 +352,27 @@ def test_judge_tiers_are_needed_for_a_tier_the_context_reaches_and_are_in_the_id
     assert "tiers" not in JUDGE.identity
 
 
+BOARDS = (
+    "Pausing a board keeps all of its cards in search results. Paused boards stop sending notifications. "
+    "You can resume a paused board at any time, whereas archiving a board removes its cards from search "
+    "results."
+)
+
+
+def test_two_facts_of_two_sentences_joined_in_one_claim_are_judged_each_on_its_own() -> None:
+    """The window that best covers a claim joining two sentences' facts can hold one of them and
+    the opposite of the other; the lexical judge then judges each clause on its own window,
+    and a clause its own window contradicts is still caught."""
+    joined = (
+        "Pausing a board keeps its cards in search results, whereas archiving a board removes its "
+        "cards from search results."
+    )
+    wrong = joined.replace("removes its cards from", "keeps its cards in")
+    right, caught = JUDGE.verdicts([(joined, (BOARDS,)), (wrong, (BOARDS,))])
+    assert right.supported, right.reason
+    assert not caught.supported and "opposite" in caught.reason, caught.reason
+
+
 # -- each kind of hallucination, both ways --------------------------------------------------
 
 

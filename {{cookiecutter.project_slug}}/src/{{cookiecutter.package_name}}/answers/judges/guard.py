@@ -134,6 +134,7 @@ _NAME = re.compile(
 # Words between a negation and what it negates: "not be", "no longer", "can not be".
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
+OPPOSITE = "says the opposite of the context"  # the polarity check's reasons
 _PASSIVE_AGENT = "by"
 # Emails, URLs and commands ("/tidemark"): names, whole.
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+|(?<!\S)/[a-z][\w-]*")
@@ -607,7 +608,7 @@ def _polarity_problem(clause: str, window: str) -> str | None:
         if polarity is not None and sign and sign not in polarity and 0 not in polarity and not agreed:
             if sign < 0 and _only_elsewhere(piece, keys):
                 continue  # "doesn't ask for write access" where it "only asks for read access"
-            return f"says the opposite of the context about '{key}'" + (" (negated)" if sign < 0 else "")
+            return f"{OPPOSITE} about '{key}'" + (" (negated)" if sign < 0 else "")
     tokens = read(clause)
     at = next((i for i, t in enumerate(tokens) if lexicon().condition.get(t.key) == "if"), len(tokens))
     # "only ... if" (or "only if"), not "if ... only"

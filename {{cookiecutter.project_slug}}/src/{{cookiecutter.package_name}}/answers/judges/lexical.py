@@ -18,7 +18,7 @@ from typing import Any
 
 from . import Item, Verdict, decide, judged_names
 from .claims import clauses, windows
-from .guard import ABSENT, copied, guard, implied_terms
+from .guard import ABSENT, OPPOSITE, copied, guard, implied_terms
 from .lexicon import opposites
 from .words import content_terms, term_set
 
@@ -70,7 +70,7 @@ def with_implied(clause: str, window: str, score: float) -> float:
 
 def contradicted(verdict: Verdict) -> bool:
     """Whether the guard found the window saying otherwise (not merely missing something):
-    then no reading of the claim clause by clause can support it."""
+    then only the clauses said apart can support it (LexicalJudge._said_apart)."""
     return (
         not verdict.supported
         and verdict.score == 0.0
@@ -154,8 +154,11 @@ class LexicalJudge:
         scored = [(coverage(claim, window), window) for window in chosen]
         verdict = decide(claim, scored, self.threshold, context=context, names=self.names, tiers=self.tiers)
         parts = clauses(claim)
-        if len(parts) == 1 or (verdict.supported and verdict.score == 1.0) or contradicted(verdict):
+        if len(parts) == 1 or (verdict.supported and verdict.score == 1.0):
             return verdict
+        if contradicted(verdict):
+            apart = self._said_apart(parts, found, context) if OPPOSITE in verdict.reason else None
+            return apart or verdict
         scores = []
         for part in parts:  # each clause on its own best window
             score, window = _best(part, found)
@@ -169,6 +172,27 @@ class LexicalJudge:
                 return Verdict(False, score, window, why)
             scores.append(score)
         return Verdict(True, min(scores), verdict.window, "")
+
+    # The share of a clause's terms one window must hold for `_said_apart`: well above the
+    # threshold, so that a clause made of words scattered over the context does not count.
+    APART = 0.75
+
+    def _said_apart(self, parts: list[str], found: Windows, context: str) -> Verdict | None:
+        """A claim that joins two facts of the context that sit in different sentences
+        ("archiving keeps its entries in reports, whereas deleting removes them for good"):
+        the window that best covers the whole claim can hold one fact's sentence and the
+        opposite of the other ("deleting removes ..."), so a polarity contradiction there is
+        not final when each clause has a window of its own that holds most of its terms
+        (APART) and the guard accepts. Any other contradiction (a swap, steps in the other
+        order) relates the clauses, so it stays."""
+        held = [_best(part, found) for part in parts]
+        for part, (score, window) in zip(parts, held, strict=True):
+            if score < max(self.APART, self.threshold):
+                return None
+            if guard(part, window, context, self.names, self.tiers):
+                return None
+        score, window = min(held)  # the weakest clause's, as for any claim judged clause by clause
+        return Verdict(True, score, window, "")
 
     KEPT = 256  # answers' windows kept: the same documents come back in many answers
 
