@@ -1060,6 +1060,18 @@ KINDS = [
         "Price increases apply sooner than price decreases.",
     ),
     (
+        "'exactly one' where the context bounds the count",
+        "Every project must have at least one manager, who approves its timesheets.",
+        "Every project must have exactly one manager, who approves its timesheets.",
+        "Every project must have one or more managers, who approve its timesheets.",
+    ),
+    (
+        "'exactly' a number the context bounds",
+        "A team can have at most 12 members on the Starter plan.",
+        "A team has exactly 12 members on the Starter plan.",
+        "A team can have no more than 12 members on the Starter plan.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

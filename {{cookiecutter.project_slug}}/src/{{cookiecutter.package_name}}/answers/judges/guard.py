@@ -69,7 +69,8 @@ shares most of its terms), and compares their structure:
   lists        also: an item given the modal of another list of the window's sentence
                ("the client column is required" where "client, task ... are optional");
                "nobody" or "everyone" where the window names who ("members")
-  quantities   also: "more than 20" is not the window's plain 20; "between 15 and 24" (or
+  quantities   also: "more than 20" is not the window's plain 20, nor "exactly one Owner"
+               its "at least one Owner"; "between 15 and 24" (or
                "5 to 10 days") bounds both numbers ("between 5 and 60 minutes": 5 minutes
                too), and a bound the
                window sets at another value ("no lower than 10 minutes" for "between 5 and 60")
@@ -352,7 +353,28 @@ def _quantity_problem(claim: str, window: str, context: str = "") -> str | None:
             other = "at_least" if quantity.bound == "at_most" else "at_most"
             if other in bounds:
                 return f"bounds {_show(quantity)} the other way from the context"
+        if quantity.bound == "exactly" and bounds and bounds <= {"at_most", "at_least"}:
+            return f"says exactly {_show(quantity)}, where the context only bounds it"  # "at least 3"
+    return _exactly_one_problem(claim_tokens, window_tokens)
+
+
+def _exactly_one_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "Exactly one Owner" where the window bounds that count ("at least one Owner", "at most
+    one"): "one" is read as a number only before a unit, so the bound is compared here."""
+    bound = lexicon().bound
+    for i in range(1, len(claim) - 1):
+        if bound.get(claim[i - 1].key) != "exactly" or claim[i].word != "one":
+            continue
+        noun = claim[i + 1]
+        for j in range(1, len(window) - 1):
+            if window[j].word != "one" or window[j + 1].stem != noun.stem:
+                continue
+            if bound.get(window[j - 1].key) in _STRICT_BOUNDS:
+                return f"says exactly one {noun.word}, where the context says {window[j - 1].word} one"
     return None
+
+
+_STRICT_BOUNDS = frozenset({"at_least", "at_most"})
 
 
 # Negations that open a noun phrase and deny its verb: "Nothing from your calendar is tracked"
