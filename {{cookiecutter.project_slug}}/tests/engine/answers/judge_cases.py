@@ -1072,6 +1072,14 @@ KINDS = [
         "A team can have no more than 12 members on the Starter plan.",
     ),
     (
+        "a condition of the context is a requirement",
+        "Screen capture works in the desktop app once you allow screen recording in your system settings.",
+        "For screen capture to work in the desktop app, you need to block screen recording in your system "
+        "settings.",
+        "For screen capture to work in the desktop app, you need to allow screen recording in your system "
+        "settings.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

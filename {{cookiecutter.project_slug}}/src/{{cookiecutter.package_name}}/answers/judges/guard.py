@@ -30,7 +30,8 @@ shares most of its terms), and compares their structure:
   modality     "must", "can", "should" agree where both clauses say one, and where the window
                puts one on the verb the claim's governs ("has to be discarded" against "you can
                discard it"); "can require 2FA" is "can" with the verb "require"; "can never
-               ... without" and "can only ... once" are "must"
+               ... without" and "can only ... once" are "must"; a condition of the window
+               ("works once you allow it") agrees with "you need to allow it"
   roles        two parties (names, or role nouns such as "owner") on either side of a word
                that relates them stay on their sides ("owners invite admins" is not "admins
                invite owners"), unless one clause is passive ("admins are invited by owners");
@@ -1159,6 +1160,8 @@ def _modal_problem(
     # A "can" read as "must" agrees with either: "can only be switched on once SSO is verified"
     # requires it and says "once verified, you can"; "can't have fewer than one" is "must have one"
     read_as_must = kind == "must" and table.get(claim[_modals(claim)[0]].key) == "can"
+    if kind == "must" and sign > 0 and _conditioned(read(whole), _required(claim)):
+        return None  # "you need to allow it" where it "works once you allow it": a condition requires
     if governed:
         own = claim[_modals(claim)[0]].key
         written = {t.key for t in claim} - {own}  # "you allow" in both is the verb, not the modal "allowed"
@@ -1192,6 +1195,30 @@ def _modal_problem(
     if kind not in kinds and kinds[0] not in {k for k, _, _ in mine}:
         return f"says '{kind}' where the context says '{kinds[0]}'"
     return None
+
+
+def _required(claim: tuple[Token, ...]) -> str:
+    """The verb the claim's first modal requires, when only function words stand between them
+    ("you need to allow", "you first have to allow"), or ""."""
+    at = _modals(claim)[0]
+    verb = next((j for j in range(at + 1, len(claim)) if not claim[j].stop), None)
+    if verb is None or any(t.word in lexicon().openers["cause"] for t in claim[at + 1 : verb]):
+        return ""
+    return claim[verb].key
+
+
+def _conditioned(window: tuple[Token, ...], verb: str) -> bool:
+    """Whether the window makes `verb` a condition: an opener ("once", "if", "after", "when")
+    and only function words before it ("once you allow activity detection")."""
+    openers = lexicon().openers["cause"]
+    for j, token in enumerate(window):
+        if verb and token.key == verb:
+            k = j - 1
+            while k >= 0 and window[k].stop and window[k].word not in openers:
+                k -= 1
+            if k >= 0 and window[k].word in openers and j - k <= 3:
+                return True
+    return False
 
 
 def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
