@@ -22,7 +22,7 @@ from {{ cookiecutter.package_name }}.answers.cache import verdict_key
 from {{ cookiecutter.package_name }}.answers.checks import missing_facts
 from {{ cookiecutter.package_name }}.answers.judges import Item, Verdict, decide
 from {{ cookiecutter.package_name }}.answers.judges.claims import clauses, split_sentences
-from {{ cookiecutter.package_name }}.answers.judges.guard import OPPOSITE, guard
+from {{ cookiecutter.package_name }}.answers.judges.guard import guard, said_otherwise
 from {{ cookiecutter.package_name }}.answers.judges.lexical import LexicalJudge, Windows, contradicted, with_implied
 from {{ cookiecutter.package_name }}.answers.judges.lexicon import opposites
 from {{ cookiecutter.package_name }}.answers.judges.words import content_terms, term_set
@@ -58,7 +58,7 @@ def plain_verdict(claim: str, contexts: tuple[str, ...]) -> Verdict:
         return max(candidates, key=lambda pair: (pair[0], -len(pair[1]))) if candidates else (0.0, "")
 
     if contradicted(verdict):  # said apart: each clause most of it in a window of its own
-        if OPPOSITE not in verdict.reason:
+        if not said_otherwise(verdict.reason):
             return verdict
         held = [best(part) for part in parts]
         pairs = zip(parts, held, strict=True)

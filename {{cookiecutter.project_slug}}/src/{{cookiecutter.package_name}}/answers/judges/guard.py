@@ -137,6 +137,17 @@ _NAME = re.compile(
 _SKIPPED_AFTER_NEGATION = frozenset("longer able yet ever even currently always".split())
 ABSENT = "which the context does not"  # in the reasons that say something is missing, not contradicted
 OPPOSITE = "says the opposite of the context"  # the polarity check's reasons
+# The reasons that a word of one clause is said otherwise: "says 'can' where the context says
+# 'must'" (a modal, quantifier, condition or comparison) or the polarity check's.
+_SAID_OTHERWISE = re.compile(r"says '[^']*' where the context says '[^']*'|" + OPPOSITE)
+
+
+def said_otherwise(reason: str) -> bool:
+    """Whether `reason` is a word of one clause said otherwise, not a relation between clauses
+    (terms swapped, steps in the other order) nor something missing."""
+    return bool(_SAID_OTHERWISE.match(reason))
+
+
 _PASSIVE_AGENT = "by"
 # Emails, URLs and commands ("/tidemark"): names, whole.
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+|(?<!\S)/[a-z][\w-]*")

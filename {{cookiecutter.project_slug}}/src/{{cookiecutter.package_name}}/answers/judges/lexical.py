@@ -18,7 +18,7 @@ from typing import Any
 
 from . import Item, Verdict, decide, judged_names
 from .claims import clauses, windows
-from .guard import ABSENT, OPPOSITE, copied, guard, implied_terms
+from .guard import ABSENT, copied, guard, implied_terms, said_otherwise
 from .lexicon import opposites
 from .words import content_terms, term_set
 
@@ -157,7 +157,7 @@ class LexicalJudge:
         if len(parts) == 1 or (verdict.supported and verdict.score == 1.0):
             return verdict
         if contradicted(verdict):
-            apart = self._said_apart(parts, found, context) if OPPOSITE in verdict.reason else None
+            apart = self._said_apart(parts, found, context) if said_otherwise(verdict.reason) else None
             return apart or verdict
         scores = []
         for part in parts:  # each clause on its own best window
@@ -181,10 +181,11 @@ class LexicalJudge:
         """A claim that joins two facts of the context that sit in different sentences
         ("archiving keeps its entries in reports, whereas deleting removes them for good"):
         the window that best covers the whole claim can hold one fact's sentence and the
-        opposite of the other ("deleting removes ..."), so a polarity contradiction there is
-        not final when each clause has a window of its own that holds most of its terms
-        (APART) and the guard accepts. Any other contradiction (a swap, steps in the other
-        order) relates the clauses, so it stays."""
+        opposite of the other ("deleting removes ..."), so a word said otherwise there (its
+        opposite, another modal or quantifier: `said_otherwise`) is not final when each clause
+        has a window of its own that holds most of its terms (APART) and the guard accepts.
+        Any other contradiction (a swap, steps in the other order) relates the clauses, so it
+        stays."""
         held = [_best(part, found) for part in parts]
         for part, (score, window) in zip(parts, held, strict=True):
             if score < max(self.APART, self.threshold):
