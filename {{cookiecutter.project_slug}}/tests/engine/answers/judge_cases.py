@@ -1080,6 +1080,13 @@ KINDS = [
         "settings.",
     ),
     (
+        "a denial with an exception says 'only'",
+        "Guests can be invited to single projects. Guests see only the projects they are invited to and "
+        "cannot edit time entries.",
+        "Guests can see all projects except the ones they are invited to.",
+        "Guests can't see any projects except the ones they are invited to.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

@@ -21,7 +21,8 @@ shares most of its terms), and compares their structure:
                "tracked"); the words after that one in its statement count neither way, and
                none past punctuation. A negation that reaches a comparison bounds it instead
                ("can't run more than one timer" is at most one); "not just" denies nothing,
-               and "unable to" and "fails to" deny.
+               nor does a denial with an exception, which says "only" ("can't see any
+               entries except their own"); "unable to" and "fails to" deny.
                "Choose a plan; if you don't, ..." states both cases, and "only asks for read
                access" denies "write access". A term is compared only where the window
                speaks of what the claim's clause does: not in a sentence sharing far less
@@ -448,7 +449,7 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
             held = held or noun_held
             narrowing = bool(rest) and rest[0].word in _NARROWING and _after_noun(tokens, i)
             pending = 0 if held else 4
-            denied = 0 if token.word == "without" or narrowing else -1
+            denied = 0 if token.word == "without" or narrowing or _excepting(rest) else -1
             continue
         if held:
             if token.word in _VERB_OPENERS:
@@ -474,6 +475,16 @@ def _terms(tokens: tuple[Token, ...]) -> list[tuple[str, int]]:
 
 
 _NARROWING = frozenset("on in from within among part included".split())
+_EXCEPTING = frozenset({("except",), ("besides",), ("other", "than"), ("apart", "from"), ("aside", "from")})
+
+
+def _excepting(rest: tuple[Token, ...]) -> bool:
+    """Whether the statement a negation opens makes an exception ("can't see any entries except
+    their own", "no entries other than their own"): then it says "only", and denies nothing."""
+    words = [t.word for t in itertools.takewhile(lambda t: t.joined and t.word not in _SCOPE_ENDS, rest)]
+    return any(tuple(words[i : i + len(e)]) == e for i in range(len(words)) for e in _EXCEPTING)
+
+
 _OBJECTS = frozenset("it them this that these those".split())
 
 
@@ -1039,11 +1050,23 @@ def _bracket_problem(claim: str, window: str) -> str | None:
 
 def _classes(tokens: tuple[Token, ...], table: dict[str, str]) -> list[str]:
     """The classes of a clause's words, in order; not a word after "as" ("three times as many
-    requests" compares, it does not say "some")."""
+    requests" compares, it does not say "some"). A denied "any" that makes an exception says
+    "only" ("can't see any entries other than their own")."""
     compared = {
         i for i in range(2, len(tokens)) if (tokens[i - 2].word, tokens[i - 1].word) == ("times", "as")
     }
-    return [table[t.key] for i, t in enumerate(tokens) if t.key in table and i not in compared]
+    return [
+        "only" if table[t.key] == "all" and _denied_but(tokens, i) else table[t.key]
+        for i, t in enumerate(tokens)
+        if t.key in table and i not in compared
+    ]
+
+
+def _denied_but(tokens: tuple[Token, ...], i: int) -> bool:
+    """Whether the word at tokens[i] is denied by a negation at most three words before it, in
+    a statement that makes an exception ("can't see any entries except their own")."""
+    start = next((j for j in range(i - 1, max(-1, i - 4), -1) if tokens[j].negation), None)
+    return start is not None and _excepting(tokens[start + 1 :])
 
 
 _RELATIVES = frozenset("who whose that which".split())
