@@ -1087,6 +1087,13 @@ KINDS = [
         "Guests can't see any projects except the ones they are invited to.",
     ),
     (
+        "the items of a list in another order",
+        "Connect Dropbox or Box under Files > Storage to attach documents to tasks, and connect Zoom under "
+        "Meetings > Video to start calls.",
+        "Connect Dropbox or Box under Meetings > Video, and connect Zoom under Files > Storage.",
+        "Connect Box or Dropbox under Files > Storage to attach documents to tasks.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

@@ -89,7 +89,8 @@ shares most of its terms), and compares their structure:
                named in the bound's place ("on the Solo plan"), or "only" some of them, is
                caught
   phrases      words do not trade places between two phrases of one statement ("to existing
-               sessions immediately and to new sessions later" for the other way round), and
+               sessions immediately and to new sessions later" for the other way round; the
+               items of one list may come in any order: "Outlook or Google Calendar"), and
                a party does not cross the verb that relates it ("the project rate overrides
                a member's rate" for "a member's rate overrides the project rate")
   lists        a party the window does not list is not added to its list ("the web app, the
@@ -1015,9 +1016,27 @@ def _segment_swap_problem(claim: str, window: str) -> str | None:
             left, right = theirs[aligned[a]], theirs[aligned[b]]
             x = (mine[a] - left) & (right - mine[b])
             y = (mine[b] - right) & (left - mine[a])
-            if x and y:
+            if x and y and not (_one_list(claim, x, y) and _one_list(window, x, y)):
                 return f"swaps '{min(x)}' and '{min(y)}' between the context's phrases"
     return None
+
+
+def _one_list(text: str, some: Counter[str], others: Counter[str]) -> bool:
+    """Whether a term of `some` and one of `others` are items of one list in `text`, next to
+    each other across "and", "or" or a comma ("Google Calendar or Outlook"): a list's order
+    says nothing, so trading them is no swap."""
+    tokens = read(text)
+    for i, token in enumerate(tokens):
+        if token.word not in _COORDINATORS and (token.joined or token.stop):
+            continue
+        join = i if token.word in _COORDINATORS else i - 1  # "A or B", or "A, B" (B opens after the comma)
+        before = [t.key for t in tokens[max(0, join - 2) : join] if not t.stop]
+        after = [t.key for t in tokens[join + 1 : join + 3] if not t.stop]
+        if (set(before) & set(some) and set(after) & set(others)) or (
+            set(before) & set(others) and set(after) & set(some)
+        ):
+            return True
+    return False
 
 
 _BRACKETED = re.compile(r"([^\W_][^()]*?)\s*\(([^()]+)\)")
