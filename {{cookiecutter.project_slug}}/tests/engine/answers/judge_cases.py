@@ -1094,6 +1094,13 @@ KINDS = [
         "Connect Box or Dropbox under Files > Storage to attach documents to tasks.",
     ),
     (
+        "'again' of what is shown only once",
+        "Create a recovery code under Account > Recovery. The recovery code is shown only once, so store "
+        "it in your password manager.",
+        "You can view the recovery code again later under Account > Recovery.",
+        "The recovery code is shown a single time, so keep it in your password manager.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

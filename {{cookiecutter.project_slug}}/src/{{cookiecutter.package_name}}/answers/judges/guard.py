@@ -61,8 +61,9 @@ shares most of its terms), and compares their structure:
                a time condition ("as soon as the timer stops") the window's conditions of the
                same event ("once the timesheet is approved") do not share a word with
   concessions  "at any time" where the window sets a time limit, "unlimited" or "however
-               many" where it bounds the number of those things, "several times" where it says
-               "only once", "immediately" where it gives a later time ("within a further 30
+               many" where it bounds the number of those things, "several times" (or
+               "again") where it says "only once", "immediately" where it gives a later time
+               ("within a further 30
                days", "at the start of the next billing period"); "even after X" where the
                window makes no concession ("even", "regardless"); a claim without a condition
                that denies X states the case "unless X" leaves out
@@ -1548,15 +1549,16 @@ def _when_problem(
 
 
 _MANY_TIMES = re.compile(
-    r"\b(?:(?:several|multiple|many|any number of|unlimited) times|more than once|repeatedly)\b"
+    r"\b(?:(?:several|multiple|many|any number of|unlimited) times|more than once|repeatedly"
+    r"|again)\b"
 )
 _ONE_TIME = re.compile(r"\b(?:only once|just once|once only|single[- ]use|one[- ]time)\b")
 
 
 def _times_problem(claim: str, window: str) -> str | None:
-    """ "Can be used several times" (or "any number of times", "more than once") where the
-    window says a thing works "only once" or is "single-use". A claim that denies it ("cannot
-    be used more than once") says what the window says."""
+    """ "Can be used several times" (or "any number of times", "more than once", "view it
+    again") where the window says a thing works "only once" or is "single-use". A claim that
+    denies it ("cannot be used more than once") says what the window says."""
     said = _MANY_TIMES.search(plain(claim).lower())
     once = _ONE_TIME.search(plain(window).lower())
     if said is None or once is None:
