@@ -1101,6 +1101,13 @@ KINDS = [
         "The recovery code is shown a single time, so keep it in your password manager.",
     ),
     (
+        "a requirement of one of the context's examples",
+        "Sign the request with a hashing algorithm such as SHA-256, SHA-384 or SHA-512, then send it to the "
+        "signing endpoint.",
+        "You must sign the request with SHA-256 before sending it to the signing endpoint.",
+        "You can sign the request with SHA-512 and then send it to the signing endpoint.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

@@ -32,7 +32,8 @@ shares most of its terms), and compares their structure:
                puts one on the verb the claim's governs ("has to be discarded" against "you can
                discard it"); "can require 2FA" is "can" with the verb "require"; "can never
                ... without" and "can only ... once" are "must"; a condition of the window
-               ("works once you allow it") agrees with "you need to allow it"
+               ("works once you allow it") agrees with "you need to allow it"; "must" (or
+               "only") of one of the window's examples ("such as A, B or C") is not its
   roles        two parties (names, or role nouns such as "owner") on either side of a word
                that relates them stay on their sides ("owners invite admins" is not "admins
                invite owners"), unless one clause is passive ("admins are invited by owners");
@@ -1555,6 +1556,44 @@ _MANY_TIMES = re.compile(
 _ONE_TIME = re.compile(r"\b(?:only once|just once|once only|single[- ]use|one[- ]time)\b")
 
 
+def _examples(window: tuple[Token, ...]) -> list[list[frozenset[str]]]:
+    """The lists of examples the window gives ("an authenticator app such as Google
+    Authenticator, 1Password or Authy", "for example ..."): each list as its items' keys."""
+    found = []
+    for i in range(len(window) - 2):
+        opened = (window[i].word, window[i + 1].word) == ("such", "as") or (
+            window[i].word == "for" and window[i + 1].key == word_key("example")
+        )
+        if not opened:
+            continue
+        items: list[set[str]] = [set()]
+        for token in window[i + 2 :]:
+            if token.stop and token.word not in _COORDINATORS:
+                break
+            if token.word in _COORDINATORS or (not token.joined and items[-1]):
+                items.append(set())  # "Google Authenticator, 1Password or Authy": three items
+            if not token.stop:
+                items[-1].add(token.key)
+        found.append([frozenset(item) for item in items if item])
+    return found
+
+
+def _example_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "You must use Google Authenticator" where the window gives it as one example of several
+    ("an authenticator app such as Google Authenticator, 1Password or Authy"): a requirement
+    (or "only") of one example the window gives, naming none of the others."""
+    requires = any(kind == "must" and sign > 0 for kind, sign, _ in _modal_signs(claim))
+    if not (requires or any(lexicon().quantifier.get(t.key) == "only" for t in claim)):
+        return None
+    keys = {t.key for t in claim}
+    for items in _examples(window):
+        named = [item for item in items if item <= keys]
+        if len(items) > 1 and len(named) == 1:
+            shown = " ".join(t.word for t in claim if t.key in named[0])
+            return f"requires '{shown}', one of the context's examples"
+    return None
+
+
 def _times_problem(claim: str, window: str) -> str | None:
     """ "Can be used several times" (or "any number of times", "more than once", "view it
     again") where the window says a thing works "only once" or is "single-use". A claim that
@@ -2181,6 +2220,7 @@ def compare(
         or _everyone_problem(read(claim), whole)
         or _no_limit_problem(claim, whole)
         or _times_problem(claim, window)
+        or _example_problem(read(claim), whole)
     )
     if problem:
         return problem
