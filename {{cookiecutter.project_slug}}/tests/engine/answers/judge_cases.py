@@ -1108,6 +1108,12 @@ KINDS = [
         "You can sign the request with SHA-512 and then send it to the signing endpoint.",
     ),
     (
+        "a time condition that restates the claim's own words",
+        "Optionally, the app posts logged hours to your payroll system once the timesheet is approved.",
+        "The app posts logged hours to your payroll system as soon as the hours are logged.",
+        "Once the timesheet is approved, the app can post logged hours to your payroll system.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

@@ -1544,9 +1544,22 @@ def _when_problem(
         if any(terms & other for _, other in theirs):
             continue
         own = terms - (keys - set().union(*(t for _, t in mine)))  # what only the condition says
-        if not own & said:
+        # what the window says besides, not in the claim's main clause: "writes tracked time
+        # back ... as soon as the time is tracked" restates its own words as a new time
+        besides = said - _outside_conditions(claim)
+        if not own & besides:
             return f"says '{text}' where the context says '{theirs[0][0]}'"
     return None
+
+
+def _outside_conditions(tokens: tuple[Token, ...]) -> set[str]:
+    """The keys of the words of a reading outside its time conditions ("as soon as ...")."""
+    inside: set[int] = set()
+    for i, token in enumerate(tokens):
+        soon = token.word == "soon" and 0 < i < len(tokens) - 1 and tokens[i - 1].word == "as"
+        if soon or token.word in lexicon().openers["time"]:
+            inside.update(range(i, phrase_end(tokens, i)))
+    return {t.key for i, t in enumerate(tokens) if i not in inside and not t.stop}
 
 
 _MANY_TIMES = re.compile(
