@@ -1114,6 +1114,12 @@ KINDS = [
         "Once the timesheet is approved, the app can post logged hours to your payroll system.",
     ),
     (
+        "'without' doing what the context makes a condition",
+        "Automatic backups run every night once you connect a storage bucket under Settings > Backups.",
+        "Automatic backups run every night without you having to connect a storage bucket.",
+        "Automatic backups run every night after you connect a storage bucket under Settings > Backups.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

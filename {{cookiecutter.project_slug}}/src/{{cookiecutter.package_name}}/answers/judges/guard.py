@@ -57,6 +57,7 @@ shares most of its terms), and compares their structure:
                number the window lacks may come from another sentence of the contexts that
                gives it the same thing ("the 30-day read-only period")
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
+               "without you having to allow it" where it works "once you allow it" too;
                an exception ("unless X", "except when X") the window does not make, where it
                states X plainly; "only when X" where the window's condition says more than X;
                a time condition ("as soon as the timer stops") the window's conditions of the
@@ -1276,6 +1277,26 @@ def _conditioned(window: tuple[Token, ...], verb: str) -> bool:
     return False
 
 
+_DOERS = frozenset("you they we he she it having".split())
+
+
+def _without_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
+    """ "Works without you having to allow activity detection" where the window says it works
+    "once you allow activity detection": "without" doing what the window makes a condition."""
+    must = {key for key, kind in lexicon().modal.items() if kind == "must"}
+    for i, token in enumerate(claim):
+        if token.word != "without":
+            continue
+        verb = next((t for t in claim[i + 1 : i + 6] if not t.stop and t.key not in must), None)
+        after = claim[i + 1] if i + 1 < len(claim) else None
+        # a verb: "without you having to allow", "without needing to allow", "without allowing";
+        # not a noun phrase ("without a valid VAT number")
+        doing = after is not None and (after.word in _DOERS or after.key in must or after is verb)
+        if verb is not None and doing and _conditioned(window, verb.key):
+            return f"says 'without' of '{verb.word}', which the context makes a condition"
+    return None
+
+
 def _modal_denied(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
     """The same modal of the same verb denied on one side only: "A workspace does not need an
     Owner" where the window says it "must always have at least one Owner"."""
@@ -2234,6 +2255,7 @@ def compare(
         or _no_limit_problem(claim, whole)
         or _times_problem(claim, window)
         or _example_problem(read(claim), whole)
+        or _without_problem(read(claim), whole)
     )
     if problem:
         return problem
