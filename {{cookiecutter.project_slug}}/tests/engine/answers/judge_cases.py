@@ -1120,6 +1120,12 @@ KINDS = [
         "Automatic backups run every night after you connect a storage bucket under Settings > Backups.",
     ),
     (
+        "'always' where the context states a condition",
+        "The weekly digest includes a chart of tracked hours if you turn on Charts in your profile.",
+        "The weekly digest always includes a chart of tracked hours.",
+        "If you turn on Charts in your profile, the weekly digest includes a chart of tracked hours.",
+    ),
+    (
         "'and older' bounds a version",
         "The desktop agent runs on Windows 10 or later and on macOS 13 or later.",
         "The desktop agent runs on Windows 10 and older versions of Windows.",

@@ -57,7 +57,8 @@ shares most of its terms), and compares their structure:
                number the window lacks may come from another sentence of the contexts that
                gives it the same thing ("the 30-day read-only period")
   conditions   "unless X" is "if not X": "if" for "unless" with no negation moved is caught;
-               "without you having to allow it" where it works "once you allow it" too;
+               "without you having to allow it" where it works "once you allow it" too, and
+               "always" (or "by default") where the window's sentence says "if";
                an exception ("unless X", "except when X") the window does not make, where it
                states X plainly; "only when X" where the window's condition says more than X;
                a time condition ("as soon as the timer stops") the window's conditions of the
@@ -1277,6 +1278,32 @@ def _conditioned(window: tuple[Token, ...], verb: str) -> bool:
     return False
 
 
+_UNCONDITIONAL = frozenset({"always", "by default"})  # the words: "the default thresholds" is none
+
+
+def _unconditional_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]) -> str | None:
+    """ "The invoice PDF always shows your tax ID" (or "by default") where the window's sentence
+    shows it "if you have added" it: a condition the claim drops by saying "always". Compared
+    where the claim states no condition of its own and the sentence says neither word."""
+    said = next((t for t in claim if t.word in _UNCONDITIONAL), None)
+    opener = _condition_opener(sentence)
+    if said is None or opener is None or _condition_opener(claim) is not None:
+        return None
+    if any(t.word in _UNCONDITIONAL for t in sentence):
+        return None
+    shared = {t.key for t in claim if not t.stop} & {t.key for t in sentence[:opener] if not t.stop}
+    if len(shared) < 2:
+        return None  # the condition is of something else
+    return f"says '{said.word}' where the context says '{sentence[opener].word}'"
+
+
+def _condition_opener(tokens: tuple[Token, ...]) -> int | None:
+    """Where the first condition of a reading opens ("if", "once", "when", "as long as"), or None."""
+    openers = lexicon().openers["cause"]
+    table = lexicon().condition
+    return next((i for i, t in enumerate(tokens) if t.word in openers or table.get(t.key) == "if"), None)
+
+
 _DOERS = frozenset("you they we he she it having".split())
 
 
@@ -2278,6 +2305,7 @@ def compare(
             or _when_problem(mine, sentence, whole)
             or _immediate_problem(mine, theirs)
             or _even_problem(mine, whole)
+            or _unconditional_problem(mine, sentence)
             or _class_problem(mine, theirs, sentence, lex.condition, "says", _IF_UNLESS)
             or _order_problem(mine, window, parties, known)
             or _cause_problem(mine, theirs)
