@@ -1266,14 +1266,14 @@ def _required(claim: tuple[Token, ...]) -> str:
 
 def _conditioned(window: tuple[Token, ...], verb: str) -> bool:
     """Whether the window makes `verb` a condition: an opener ("once", "if", "after", "when")
-    and only function words before it ("once you allow activity detection")."""
+    at most three words before it, no punctuation between ("once you allow activity
+    detection", "once SSO is verified")."""
     openers = lexicon().openers["cause"]
     for j, token in enumerate(window):
         if verb and token.key == verb:
-            k = j - 1
-            while k >= 0 and window[k].stop and window[k].word not in openers:
-                k -= 1
-            if k >= 0 and window[k].word in openers and j - k <= 3:
+            before = window[max(0, j - 3) : j + 1]
+            k = next((k for k in range(len(before) - 1, -1, -1) if before[k].word in openers), None)
+            if k is not None and all(t.joined for t in before[k + 1 :]):
                 return True
     return False
 
@@ -1308,18 +1308,26 @@ _DOERS = frozenset("you they we he she it having".split())
 
 
 def _without_problem(claim: tuple[Token, ...], window: tuple[Token, ...]) -> str | None:
-    """ "Works without you having to allow activity detection" where the window says it works
-    "once you allow activity detection": "without" doing what the window makes a condition."""
+    """ "Works without you having to allow activity detection" (or "without allowing it",
+    "without SSO having been verified") where the window says it works "once you allow
+    activity detection": "without" doing what the window makes a condition. "Without" a noun
+    phrase ("without a valid VAT number", "exercise without WBC") is no step."""
     must = {key for key, kind in lexicon().modal.items() if kind == "must"}
     for i, token in enumerate(claim):
         if token.word != "without":
             continue
-        verb = next((t for t in claim[i + 1 : i + 6] if not t.stop and t.key not in must), None)
-        after = claim[i + 1] if i + 1 < len(claim) else None
-        # a verb: "without you having to allow", "without needing to allow", "without allowing";
-        # not a noun phrase ("without a valid VAT number")
-        doing = after is not None and (after.word in _DOERS or after.key in must or after is verb)
-        if verb is not None and doing and _conditioned(window, verb.key):
+        rest = claim[i + 1 : i + 7]
+        having = next((k for k, t in enumerate(rest) if t.word == "having"), None)
+        if having is not None:  # "without you having to allow", "without SSO having been verified"
+            doing = rest[having + 1 :]
+        elif rest and (rest[0].word in _DOERS or rest[0].key in must):  # "without needing to allow"
+            doing = rest[1:]
+        elif rest and not rest[0].stop and rest[0].word.endswith("ing"):  # "without allowing"
+            doing = rest[:1]
+        else:
+            continue
+        verb = next((t for t in doing if not t.stop and t.key not in must), None)
+        if verb is not None and _conditioned(window, verb.key):
             return f"says 'without' of '{verb.word}', which the context makes a condition"
     return None
 
