@@ -759,7 +759,7 @@ def _timing_problem(claim: tuple[Token, ...], window: str) -> str | None:
     deferred ("next", "later", "at the end"). Left alone when a side has no such sentence, or
     its sentence says neither or both."""
     immediate = word_key("immediately")
-    sentences = [{t.key for t in read(x)} for x in split_sentences(window)]
+    sentences: list[set[str]] = []  # the window's, read only for a claim that compares times
 
     def happens_now(side: set[str]) -> bool | None:  # None: the window does not say
         own = {n for key in side for n, keys in enumerate(sentences) if key in keys and _once(key, sentences)}
@@ -771,9 +771,12 @@ def _timing_problem(claim: tuple[Token, ...], window: str) -> str | None:
 
     for i, token in enumerate(claim):
         sooner = token.key in _SOONER
-        than = next((j for j in range(i + 1, min(i + 4, len(claim))) if claim[j].word == "than"), None)
-        if than is None or not (sooner or token.key in _LATER):
+        if not (sooner or token.key in _LATER):
             continue
+        than = next((j for j in range(i + 1, min(i + 4, len(claim))) if claim[j].word == "than"), None)
+        if than is None:
+            continue
+        sentences = sentences or [{t.key for t in read(x)} for x in split_sentences(window)]
         first = {t.key for t in claim[:i] if not t.stop}
         second = {t.key for t in claim[than + 1 :] if not t.stop}
         now = happens_now(first - second), happens_now(second - first)
@@ -1286,10 +1289,10 @@ def _unconditional_problem(claim: tuple[Token, ...], sentence: tuple[Token, ...]
     shows it "if you have added" it: a condition the claim drops by saying "always". Compared
     where the claim states no condition of its own and the sentence says neither word."""
     said = next((t for t in claim if t.word in _UNCONDITIONAL), None)
-    opener = _condition_opener(sentence)
-    if said is None or opener is None or _condition_opener(claim) is not None:
+    if said is None or _condition_opener(claim) is not None:
         return None
-    if any(t.word in _UNCONDITIONAL for t in sentence):
+    opener = _condition_opener(sentence)
+    if opener is None or any(t.word in _UNCONDITIONAL for t in sentence):
         return None
     shared = {t.key for t in claim if not t.stop} & {t.key for t in sentence[:opener] if not t.stop}
     if len(shared) < 2:
@@ -2400,7 +2403,7 @@ _DOWNWARD = frozenset({word_key("and below"), word_key("or lower"), word_key("or
 def _tier_keys(tiers: tuple[str, ...]) -> tuple[str, ...]:
     """The key of each of [judge] tiers, lowest first, read as a claim's names are: the stem
     of its last word ("Business" -> "busi", "Pro Plus" -> "plu")."""
-    return tuple(read(tier)[-1].stem for tier in tiers if read(tier))
+    return tuple(words[-1].stem if (words := read(tier)) else "" for tier in tiers)  # one key a tier
 
 
 def _tier_bounds(tokens: tuple[Token, ...], keys: tuple[str, ...]) -> list[tuple[int, int, int, int]]:
