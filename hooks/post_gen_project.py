@@ -1,15 +1,14 @@
-"""Keep only the files of the options that were chosen.
+"""Finish the generated project: pin the engine, put the chosen baseline in place.
 
 Runs inside the freshly generated project with the interpreter that runs cookiecutter:
 standard library only. Idempotent; never runs git, prompts or touches the network, because
 `cruft update` runs it again on a fresh render.
 
-- Retrievers: every module in `src/<package>/retrieval/retrievers/` other than the chosen
-  one, the ones it is built from (`BUILT_FROM`) and `__init__.py` is removed, with its
-  `tests/engine/retrieval/retrievers/test_<module>.py` if any, so adding a retriever choice
-  is one module plus one line in `cookiecutter.json`.
-- Judges: `src/<package>/answers/judges/nli.py` and its tests are removed unless the NLI
-  judge was chosen, so a lexical project carries no model code and needs no torch.
+- The engine pin in pyproject.toml: `rag-regress[extras] @ git+URL@COMMIT#subdirectory=engine`
+  when the template came from a git URL and its commit is known (cruft records both; for a
+  local clone, its `origin` remote and checked-out commit, read from its .git folder), else
+  `rag-regress[extras]==VERSION`, the release of the engine this template carries. Never a
+  path of the machine that bakes: the team commits this file.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
   becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise the
   project starts without a baseline and says how to make one.
@@ -18,31 +17,94 @@ standard library only. Idempotent; never runs git, prompts or touches the networ
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
 ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
 
-
-# Retrievers that combine others keep those modules too.
-BUILT_FROM = {"hybrid": {"bm25", "dense"}}
-
-
-def keep_chosen_retriever(project: Path, package: str, retriever: str) -> None:
-    folder = project / "src" / package / "retrieval" / "retrievers"
-    tests = project / "tests" / "engine" / "retrieval" / "retrievers"
-    keep = {"__init__", retriever, *BUILT_FROM.get(retriever, ())}
-    for module in folder.glob("*.py"):
-        if module.stem not in keep:
-            module.unlink()
-            (tests / f"test_{module.stem}.py").unlink(missing_ok=True)
+# The engine's extras each choice needs (the engine's pyproject.toml declares them).
+EXTRAS = {"tfidf": "tfidf", "dense": "dense", "hybrid": "hybrid"}
+COMMIT = re.compile(r"[0-9a-f]{40}")
+# Git URLs a team's CI can reach; a bare path (or a file: URL not given by the user) is not one.
+REMOTE = re.compile(r"^(?:(?:https?|ssh|git|file)://|git\+|[\w.-]+@[\w.-]+:)")
+ABBREVIATIONS = {"gh:": "https://github.com/", "gl:": "https://gitlab.com/", "bb:": "https://bitbucket.org/"}
 
 
-def keep_chosen_judge(project: Path, package: str, judge: str) -> None:
-    if judge != "nli":
-        (project / "src" / package / "answers" / "judges" / "nli.py").unlink(missing_ok=True)
-        (project / "tests" / "engine" / "answers" / "test_judge_nli.py").unlink(missing_ok=True)
+def extras(answers: dict) -> str:
+    chosen = [EXTRAS[answers["retriever"]]] if answers["retriever"] in EXTRAS else []
+    if answers.get("judge") == "nli":
+        chosen.append("nli")
+    return f"[{','.join(chosen)}]" if chosen else ""
+
+
+def _git_dir_facts(folder: Path) -> tuple[str | None, str | None]:
+    """(origin URL, checked-out commit) of a local clone, read from its files (no git run)."""
+    git = folder / ".git"
+    if not git.is_dir():
+        return None, None
+    url = None
+    config = (
+        (git / "config").read_text(encoding="utf-8", errors="replace") if (git / "config").is_file() else ""
+    )
+    section = re.search(r'\[remote "origin"\]([^\[]*)', config)
+    if section:
+        found = re.search(r"^\s*url\s*=\s*(\S+)\s*$", section.group(1), re.M)
+        url = found.group(1) if found else None
+    head = (git / "HEAD").read_text(encoding="utf-8").strip() if (git / "HEAD").is_file() else ""
+    commit = head if COMMIT.fullmatch(head) else None
+    if head.startswith("ref: "):
+        ref = head[5:]
+        loose = git / ref
+        if loose.is_file():
+            commit = loose.read_text(encoding="utf-8").strip()
+        elif (git / "packed-refs").is_file():
+            for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref:
+                    commit = parts[0]
+    return url, commit if commit and COMMIT.fullmatch(commit) else None
+
+
+def template_source(answers: dict) -> tuple[str | None, str | None]:
+    """The template's git URL and commit, when both are known and the URL is not a local path.
+
+    cruft gives both (`_template`, `_commit`); cookiecutter gives the URL or folder it was
+    handed (`_template`) and the folder it rendered (`_repo_dir`: its clone of a URL, or the
+    local folder), whose checked-out commit is read from its .git folder."""
+    url = str(answers.get("_template") or "")
+    for short, long in ABBREVIATIONS.items():
+        if url.startswith(short):
+            url = long + url[len(short) :]
+    commit = answers.get("_commit")
+    repo_dir = Path(str(answers.get("_repo_dir") or url or ".")).expanduser()
+    origin, head = _git_dir_facts(repo_dir) if repo_dir.is_dir() else (None, None)
+    if not REMOTE.match(url):  # a local folder: its origin, if that is a URL of another machine
+        url = origin if origin and REMOTE.match(origin) and not origin.startswith("file:") else ""
+    commit = commit if isinstance(commit, str) and COMMIT.fullmatch(commit) else head
+    if not url or not commit:
+        return None, None
+    return url.removeprefix("git+"), commit
+
+
+def engine_requirement(answers: dict) -> str:
+    name = f"rag-regress{extras(answers)}"
+    url, commit = template_source(answers)
+    if url and commit:
+        return f"{name} @ git+{url}@{commit}#subdirectory=engine"
+    return f"{name}=={answers['_engine_version']}"
+
+
+def pin_engine(project: Path, answers: dict) -> str:
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    requirement = engine_requirement(answers)
+    pinned, count = re.subn(r'(?m)^  "rag-regress[^"]*",', f"  {json.dumps(requirement)},", text, count=1)
+    if count != 1:
+        raise SystemExit("post-generation hook: pyproject.toml holds no rag-regress requirement to pin")
+    pyproject.write_text(pinned, encoding="utf-8")
+    return requirement
 
 
 def place_baseline(project: Path, retriever: str, k: int, judge: str = "lexical") -> str | None:
@@ -75,12 +137,13 @@ def place_baseline(project: Path, retriever: str, k: int, judge: str = "lexical"
 
 def main() -> int:
     project = Path.cwd()
-    package = ANSWERS["package_name"]
-    retriever = ANSWERS["retriever"]
-    keep_chosen_retriever(project, package, retriever)
-    judge = ANSWERS.get("judge", "lexical")
-    keep_chosen_judge(project, package, judge)
-    note = place_baseline(project, retriever, int(ANSWERS["k"]), judge)
+    requirement = pin_engine(project, ANSWERS)
+    if "@" not in requirement:
+        print(
+            f"NOTE: the engine is pinned as {requirement} (no git URL and commit of the template known). "
+            "Generate from the template's git URL, or with cruft, to pin its commit (README, 'The engine')."
+        )
+    note = place_baseline(project, ANSWERS["retriever"], int(ANSWERS["k"]), ANSWERS.get("judge", "lexical"))
     if note:
         print(f"NOTE: {note}")
     return 0

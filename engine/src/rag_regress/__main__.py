@@ -1,0 +1,7 @@
+"""`python -m rag_regress` runs the same command line as the console script."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

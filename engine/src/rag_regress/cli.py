@@ -1,0 +1,287 @@
+"""Command line: `eval`, `baseline`, `gate` and `calibrate` (the judge against human labels).
+The nox sessions are thin wrappers over it.
+
+Also `sweep` (the [sweep] grid of settings against the current ones: sweep/), `compare`
+(accept or reject a candidate run against a baseline run on given qrels, any system's TREC or
+JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and `import` (a BEIR
+folder or TREC files as the corpus and golden set).
+
+This is the one module that imports the team's code: the two factories eval.toml's [system]
+table names (`team_system`), handed to the orchestrator (run.py) as a `System`. Tests pass a
+`System` of their own to `main` instead.
+
+Exit codes: 0 success (gate passed: every configured check ran on evaluated data), 2 invalid
+input, a baseline that cannot be compared, a check that could not run or team code that
+crashed, exited or timed out, 3 quality regression (gate failed), 130 interrupted (Ctrl-C),
+141 broken pipe. Results go to stdout; errors and warnings to stderr (docs/gate.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import __version__, run
+from .answers.calibration import calibrate, format_calibration
+from .api import System
+from .errors import EvalInputError, ExitCode
+from .inputs.files import check_output
+from .interop.collections import read_beir, read_trec, run_import
+from .interop.compare import run_compare
+from .interop.export import export_qrels, export_run
+from .render.console import inert_console
+from .settings.config import DEFAULT_PATH, Config, load_config
+from .settings.identity import code_digest
+from .settings.migrate import run_migrate
+from .sweep.command import run_sweep
+
+ENGINE = "rag-regress"  # the distribution and its console script
+PROG = ENGINE
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
+
+
+def _factory(config: Config, part: str) -> tuple[Callable[..., Any], Path]:
+    """The team's factory named by [system] `part` ("module:function") and the folder of its
+    package (hashed for the output cache). Imported here and nowhere else in the engine."""
+    spec = getattr(config.system, part)
+    line = config.line_of("system", part) or config.line_of("system")
+    if spec is None:
+        raise EvalInputError(
+            config.path,
+            f"[system] names no {part}: the engine does not know which {part} to evaluate",
+            f'add `{part} = "your_package.{part}:build_{part}"` under [system] '
+            f"(`{ENGINE} migrate` writes it for a project made by an older template)",
+            line,
+        )
+    module_name, _, name = spec.partition(":")
+    try:
+        module = _import(module_name, config.path.parent)
+    except ModuleNotFoundError as error:
+        raise EvalInputError(
+            config.path,
+            f"[system] {part} = {spec!r}: no module named {error.name!r}",
+            "install your project (`pip install -e .`; the nox sessions do) or fix the module path",
+            line,
+        ) from None
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise EvalInputError(
+            config.path,
+            f"[system] {part} = {spec!r}: {module_name} has no function {name!r}",
+            "name the function that builds it, e.g. build_" + part,
+            line,
+        )
+    package = sys.modules[module_name.partition(".")[0]]
+    source = Path(getattr(package, "__file__", None) or getattr(module, "__file__", "") or ".")
+    return factory, source.parent
+
+
+def _import(module_name: str, folder: Path) -> Any:
+    """Import the team's module; from `src/` beside eval.toml (or its folder) when it is not
+    installed, as pytest's `pythonpath` would."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        top = module_name.partition(".")[0]
+        if error.name is None or not (error.name == top or module_name.startswith(error.name + ".")):
+            raise  # the team's module itself imports something missing: its own error
+        for root in (folder / "src", folder):
+            if (root / top).is_dir() or (root / f"{top}.py").is_file():
+                sys.path.insert(0, str(root))
+                return importlib.import_module(module_name)
+        raise
+
+
+def team_system(config: Config) -> System:
+    """The system under test: the factories [system] names, and the hash of their packages'
+    source that identifies it to the output cache."""
+    build_retriever, retriever_source = _factory(config, "retriever")
+    build_generator, generator_source = _factory(config, "generator")
+    digests = sorted({code_digest(retriever_source), code_digest(generator_source)})
+    return System(build_retriever, build_generator, ":".join(digests))
+
+
+def _version() -> str:
+    return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Evaluate retrieval and answers on the golden set; gate regressions against a baseline.",
+        epilog="Exit codes: 0 ok, 2 invalid input or a check that could not run, 3 quality regression, "
+        "130 interrupted, 141 broken pipe (docs/gate.md).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--config", type=Path, default=DEFAULT_PATH, help="settings file (default: eval.toml)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    evaluate = commands.add_parser(
+        "eval", help="evaluate, print the per-question table, write the JSON report"
+    )
+    evaluate.add_argument("--report", type=Path, help="where to write the report (default: [data] report)")
+    evaluate.add_argument("--quiet", action="store_true", help="print only the report path; no progress bars")
+    evaluate.add_argument(
+        "--all", action="store_true", help="print every question, not only those that failed a check"
+    )
+    baseline = commands.add_parser("baseline", help="evaluate and overwrite the committed baseline report")
+    baseline.add_argument("--quiet", action="store_true", help="no table and no progress bars")
+    baseline.add_argument(
+        "--fit-floors",
+        action="store_true",
+        help="fix the gate settings the new baseline does not meet or the data cannot evaluate "
+        "(floors, must-pass flags, [generation] min_score), printing each change; see README",
+    )
+    gate = commands.add_parser("gate", help="evaluate and compare with the baseline; exit 3 on regression")
+    gate.add_argument("--baseline", type=Path, help="baseline report (default: [data] baseline)")
+    gate.add_argument(
+        "--accept-changed-data",
+        action="store_true",
+        help="compare even though the corpus or golden set differs from the baseline's (see its receipt)",
+    )
+    gate.add_argument("--quiet", action="store_true", help="no progress bars")
+    calibrate_ = commands.add_parser(
+        "calibrate", help="score the judge against the human labels ([judge] labels)"
+    )
+    calibrate_.add_argument("--labels", type=Path, help="a labels file to score instead of [judge] labels")
+    calibrate_.add_argument("--json", action="store_true", help="print the figures as JSON")
+    migrate = commands.add_parser(
+        "migrate", help="upgrade this project's files to this release's formats, showing the diff"
+    )
+    migrate.add_argument("--dry-run", action="store_true", help="show the changes; write nothing")
+    commands.add_parser(
+        "sweep",
+        help="try the [sweep] grid against the current settings; name a winner only when significant",
+    )
+    add_interop_commands(commands)
+    return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`compare`, `export-qrels`, `export-run`, `import`: other tools' files in and out (see interop/)."""
+    cmp = commands.add_parser(
+        "compare",
+        help="accept (exit 0) or reject (exit 3) a candidate run against a baseline run; needs no eval.toml",
+    )
+    cmp.add_argument(
+        "--qrels", type=Path, required=True, help="TREC qrels or JSON {qid: [ids] | {id: grade}}"
+    )
+    cmp.add_argument(
+        "--runs", type=Path, nargs="+", required=True, help="TREC runs or JSON files holding both runs"
+    )
+    cmp.add_argument("--baseline", required=True, help="name of the baseline run (TREC tag or JSON key)")
+    cmp.add_argument("--candidate", required=True, help="name of the candidate run")
+    cmp.add_argument("--must-pass", nargs="+", default=[], metavar="QID", help="queries that must hit")
+    cmp.add_argument("--k", type=_positive, required=True, help="cutoff: how many results count")
+    cmp.add_argument("--output", type=Path, help="also write the verdict as JSON here")
+    cmp.add_argument(
+        "--all",
+        action="store_true",
+        help="print every query and every id (default: queries that differ or fail a check, few ids each)",
+    )
+    qrels = commands.add_parser("export-qrels", help="write the golden set as TREC qrels (.json: JSON)")
+    qrels.add_argument("output", type=Path)
+    export = commands.add_parser("export-run", help="evaluate and write the retriever's output as a TREC run")
+    export.add_argument("output", type=Path, help="TREC run file (.json: JSON {qid: {docid: score}})")
+    export.add_argument("--tag", default=PROG, help="run name (last TREC column)")
+    bring = commands.add_parser(
+        "import", help="write a BEIR or TREC test collection as the [data] corpus and golden set"
+    )
+    formats = bring.add_subparsers(dest="format", required=True)
+    beir = formats.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    beir.add_argument("folder", type=Path, metavar="DIR")
+    beir.add_argument("--split", default="test", help="the qrels/<split>.tsv to read (default: test)")
+    trec = formats.add_parser("trec", help="TREC files: qrels, topics and a corpus")
+    trec.add_argument("--qrels", type=Path, required=True, help="`qid 0 docid grade` per line")
+    trec.add_argument("--topics", type=Path, required=True, help="TREC SGML topics or `qid<TAB>text` lines")
+    trec.add_argument("--corpus", type=Path, required=True, help="JSON Lines or id<TAB>[title<TAB>]text")
+    for source in (beir, trec):
+        source.add_argument("--sample", type=_positive, metavar="N", help="keep N questions (see --seed)")
+        source.add_argument("--seed", type=int, default=0, help="same N and seed: same questions")
+        source.add_argument("--force", action="store_true", help="replace an existing corpus and golden set")
+
+
+def dispatch(args: argparse.Namespace, system: System | None) -> int:
+    """Run one command; `system` is the team's unless a caller (a test) passes its own."""
+    if args.command == "compare":  # needs only the files it is given, no eval.toml
+        if args.output is not None:
+            inputs = {path.resolve(): "an input of compare" for path in [args.qrels, *args.runs, args.config]}
+            check_output(args.output, "output (--output)", inputs)
+        return run_compare(
+            args.qrels,
+            args.runs,
+            args.baseline,
+            args.candidate,
+            args.k,
+            args.must_pass,
+            args.output,
+            show_all=args.all,
+        )
+    if args.command == "migrate":  # before load_config: the file may be in an older format
+        return run_migrate(args.config, args.dry_run)
+    config = load_config(args.config)
+    if args.command == "import":  # needs [data]'s paths only, never the data already there
+        read = (
+            (lambda: read_beir(args.folder, args.split))
+            if args.format == "beir"
+            else (lambda: read_trec(args.qrels, args.topics, args.corpus))
+        )
+        return run_import(read, config.corpus, config.golden, args.sample, args.seed, args.force)
+    if args.command in ("export-qrels", "export-run"):
+        run.check_outputs(config, args.command, args.output)
+    if args.command == "export-qrels":
+        print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
+        return ExitCode.OK
+    if args.command == "calibrate":
+        result = calibrate(config.judge, config.path, args.labels)
+        print(json.dumps(result, indent=1) if args.json else format_calibration(result))
+        return ExitCode.OK
+    system = system or team_system(config)
+    show_progress = not getattr(args, "quiet", False)
+    if args.command == "export-run":
+        scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
+        print(f"wrote run {args.tag!r} to {args.output} ({scores})")
+        return ExitCode.OK
+    if args.command == "eval":
+        return run.run_eval(config, system, args.report, args.quiet, show_progress, args.all)
+    if args.command == "sweep":
+        return run_sweep(config, system)
+    if args.command == "baseline":
+        return run.run_baseline(config, system, args.quiet, show_progress, args.fit_floors)
+    return run.run_gate(config, system, args.baseline, args.accept_changed_data, show_progress)
+
+
+@inert_console()  # data in any message cannot act as a CI command (render/console.py)
+def main(argv: list[str] | None = None, system: System | None = None) -> int:
+    """The command line. `system` defaults to the team's (retriever.py and generator.py)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return dispatch(args, system)
+    except EvalInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return ExitCode.INVALID_INPUT
+    except KeyboardInterrupt:  # Ctrl-C: stop at once, no traceback, the shell's code for SIGINT
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        # `eval | head` closed the pipe: stop quietly, as command-line tools do, with the
+        # status of a process ended by SIGPIPE (never 0: a cut-off gate must not pass). Point
+        # stdout at devnull so the interpreter's final flush cannot raise again.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE

@@ -1,0 +1,883 @@
+"""The one orchestrator: golden set -> retriever -> metrics -> answers -> report -> verdict.
+
+The command line (cli.py) hands it the team's system as a `System` (the two factories from
+retriever.py and generator.py); nothing here imports the team's files.
+
+A run reads its inputs once (corpus, golden set and, for `gate`, the holdout), builds the
+retriever and the generator once, and produces one typed `Report` (inputs/reports.py, which
+also describes the JSON file). The gate adds its verdict; render/ shows both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import statistics
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from .answers.checks import evaluate_answers
+from .answers.settings import ANSWER_CHECKS, JudgeSettings
+from .api import Answer, Document, Generator, Hit, Retriever, System
+from .errors import EvalInputError, ExitCode
+from .execution import ExecutorError, started, using
+from .execution.heap import paused, settle, settling
+from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
+from .gate.fit import check_baseline, describe, fit_baseline
+from .gate.holdout import check_disjoint
+from .gate.integrity import check_reproduces, check_same_measurement
+from .gate.receipt import build_receipt, check_same_data, check_same_engine
+from .gate.rules import compare
+from .gate.significance import check_slice_tags, design_lines
+from .inputs.data import Question, load_corpus, load_golden
+from .inputs.files import check_output, write_atomic
+from .inputs.reports import (
+    AnswerResult,
+    Counts,
+    HoldoutResult,
+    QuestionResult,
+    Report,
+    SliceResult,
+    read_report,
+    write_report,
+)
+from .render.console import cache_line, calls_line, console_verdict, format_table
+from .render.html import html_report
+from .render.markdown import markdown_summary, write_summary
+from .render.progress import QUIET, Progress, interactive
+from .render.view import gate_view
+from .retrieval.batch import compute, judge_rankings
+from .retrieval.caller import Caller
+from .retrieval.calls import call, failure, time_limit
+from .retrieval.executor import executor_for
+from .retrieval.outputs import OutputCache
+from .retrieval.passages import report_section
+from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
+from .retrieval.ratelimit import RateLimit
+from .retrieval.retries import RetryPolicy
+from .retrieval.retrievers import OptionsError
+from .retrieval.search import retrieve_all
+from .retrieval.tokens import make_tokenizer
+from .settings.config import Config
+from .settings.identity import system_identity
+from .settings.schema import MAX_RESAMPLED_CELLS
+
+# The gate compares at least this many evaluated questions: one question has no spread, so
+# no paired interval, no Student-t bound and no test; every change would be all or nothing.
+MIN_GATED_QUESTIONS = 2
+
+
+def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, float]) -> QuestionResult:
+    level = config.retrieval.relevance_level
+    found, missing = found_and_missing([hit.doc_id for hit in hits], question.relevant, config.k, level)
+    answerable = question.answerable
+    return QuestionResult(
+        id=question.id,
+        question=question.question,
+        tags=question.tags,
+        answerable=answerable,
+        must_pass=question.must_pass,
+        relevant=question.relevant,
+        retrieved=[(hit.doc_id, hit.score) for hit in hits],  # full precision: export-run reproduces ties
+        found=found,
+        missing=missing,
+        metrics=values if answerable else None,
+        checks={str(m): values[str(m)] >= t for m, t in config.gate.checks.items()} if answerable else None,
+    )
+
+
+def _means(rows: list[QuestionResult], config: Config) -> dict[str, float] | None:
+    scored = [row.metrics for row in rows if row.metrics is not None]
+    if not scored:
+        return None
+    return {str(m): fmean(metrics[str(m)] for metrics in scored) for m in config.metrics}
+
+
+def _retriever_settings(retriever: object, config: Config) -> dict[str, Any]:
+    options = getattr(retriever, "options", None)
+    if dataclasses.is_dataclass(options) and not isinstance(options, type):
+        effective = dataclasses.asdict(options)
+    else:
+        effective = dict(config.retriever)
+    return {"name": type(retriever).__name__, "options": effective}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a run reads, read once: the corpus, the golden set and, for `gate`, the holdout."""
+
+    corpus: dict[str, Document]
+    questions: list[Question]
+    holdout: list[Question] | None = None
+
+
+def load_inputs(config: Config, *, holdout: bool = False) -> Inputs:
+    """Read and check the corpus and golden set (and the holdout when asked and configured)."""
+    corpus = load_corpus(config.corpus)
+    questions = load_golden(config.golden, corpus)
+    if not holdout or config.holdout is None:
+        return Inputs(corpus, questions)
+    held_out = load_golden(config.holdout, corpus, "holdout")
+    check_disjoint(questions, held_out, config)
+    return Inputs(corpus, questions, held_out)
+
+
+class Built:
+    """The team's retriever and generator, each built once per run and used for every split.
+
+    The generator gets the retriever wrapped in `Remembered`: it sees exactly the evaluated
+    hits, and retrieval is not run twice.
+    """
+
+    def __init__(self, system: System, corpus: dict[str, Document], config: Config, progress: Progress):
+        self.system, self.corpus, self.config = system, corpus, config
+        self.caller = _caller(config, system, progress)
+        with progress.step("indexing"):
+            self.retriever = self._build_retriever()
+        settle()  # the index lives as long as the run
+        self.known: dict[str, list[Hit]] = {}
+        self._generator: Generator | None = None
+
+    def searching(self) -> Caller:
+        """How the retriever is called for the evaluated run: a stochastic retriever bypasses
+        the output cache (a cached ranking would repeat the first run)."""
+        return self.caller.uncached() if "retriever" in self.config.gate.stochastic else self.caller
+
+    def answering(self) -> Caller:
+        """How the generator is called for the evaluated run: a stochastic generator, or one
+        answering from a stochastic retriever's hits, bypasses the output cache."""
+        moving = {"retriever", "generator"} & set(self.config.gate.stochastic)
+        return self.caller.uncached() if moving else self.caller
+
+    def finish(self) -> dict[str, Any]:
+        """Save the output cache (what this run asked is kept even when the run failed later)
+        and return what this run asked of the system, for the console and the report."""
+        cache = self.caller.cache
+        if cache is not None:
+            cache.save()
+        return {
+            "output_cache": self.config.run.output_cache if cache is not None else "off",
+            **vars(self.caller.counts),
+            "cached": cache.hits if cache is not None else 0,
+            "rejected": cache.rejected if cache is not None else 0,
+        }
+
+    def _build_retriever(self) -> Retriever:
+        """A crash in the team's factory is exit 2 naming it, not a traceback."""
+        config = self.config
+        try:
+            return call(
+                self.system.build_retriever,
+                list(self.corpus.values()),
+                make_tokenizer(config.tokenizer),
+                config.retriever,
+                timed=False,
+            )
+        except OptionsError as error:
+            raise _option_error(config, "retriever", error) from None
+        except EvalInputError:
+            raise
+        except Exception as error:  # a crash or an exit of the team's factory: exit 2 naming it
+            raise EvalInputError(
+                config.path,
+                f"build_retriever {failure(error)}",
+                "fix build_retriever in retriever.py, or the [retriever] options it reads",
+            ) from error
+
+    def generator(self) -> Generator:
+        """The team's generator, built on first use from the [generation] settings."""
+        if self._generator is None:
+            remembered = Remembered(self.retriever, self.known, self.config.depth)
+            try:
+                self._generator = call(
+                    self.system.build_generator,
+                    remembered,
+                    list(self.corpus.values()),
+                    self.config.generation,
+                    timed=False,
+                )
+            except OptionsError as error:
+                raise _option_error(self.config, "generation", error) from None
+            except EvalInputError:
+                raise
+            except Exception as error:  # a crash or an exit of the team's factory: exit 2 naming it
+                raise EvalInputError(
+                    self.config.path,
+                    f"build_generator {failure(error)}",
+                    "fix build_generator in generator.py, or the [generation] options it reads",
+                ) from error
+        return self._generator
+
+
+def _caller(config: Config, system: System, progress: Progress) -> Caller:
+    """The caller of the [run] settings: concurrency, retries, rate limit and, when on and
+    the system's identity is known, the output cache (settings/identity.py)."""
+    run = config.run
+    identity = system_identity(config, system.code)
+    cache = None
+    if identity is not None:
+        cache = OutputCache(run.output_cache_file, identity)
+        if cache.note:
+            print(f"warning: {cache.note}", file=sys.stderr)
+    elif run.output_cache != "off":
+        print("warning: the output cache is off: the system's code is unknown", file=sys.stderr)
+    return Caller(
+        executor_for(run.concurrency),
+        RetryPolicy.named(run.retries, run.backoff, run.retry_on),
+        RateLimit(run.rate_limit),
+        cache,
+        progress,
+    )
+
+
+def _option_error(config: Config, table: str, error: OptionsError) -> EvalInputError:
+    """A bad [retriever] or [generation] option: its key and line in eval.toml."""
+    line = config.line_of(table, error.key) if error.key else config.line_of(table)
+    key = f"{table}.{error.key}" if error.key else f"[{table}]"
+    return EvalInputError(config.path, f"{key}: {error}", "fix or remove that option", line)
+
+
+@contextmanager
+def running(config: Config) -> Iterator[None]:
+    """The conditions of every evaluation: each call of the team's code limited to `[run]
+    timeout`, and the expensive steps on the `[executor]` (started for the block, stopped
+    after it). An executor that fails (a cluster that cannot be reached, a worker that died)
+    is exit 2 naming its setting: a run is evaluated whole or not at all."""
+    table = config.executor
+    try:
+        with (
+            time_limit(config.run.timeout),
+            started(table.backend, table.address, table.workers) as executor,
+            using(executor),
+            settling(),  # what the run keeps is left out of the collector's walks (execution/heap.py)
+        ):
+            yield
+    except ExecutorError as error:
+        line = config.line_of("executor", error.key)
+        raise EvalInputError(config.path, error.message, error.fix, line) from None
+
+
+def evaluate(
+    config: Config,
+    system: System,
+    judge_stats: dict[str, int] | None = None,
+    progress: Progress = QUIET,
+) -> Report:
+    """Evaluate `system` on the golden set named in `config`; return the report.
+
+    `judge_stats`, when given, receives the verdict cache's hits and misses and the judge
+    calls of this run: they describe the run, not the system, so the report leaves them out.
+    What the run asked of the system (calls, cached outputs) is the report's run-only `run`
+    section, which a baseline leaves out. `progress` draws bars for the long steps when a
+    person is watching.
+    """
+    inputs = load_inputs(config)
+    with running(config):
+        built = Built(system, inputs.corpus, config, progress)
+        try:
+            report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+        finally:
+            calls = built.finish()
+    report.run = {"system": calls}
+    return report
+
+
+def evaluate_split(
+    config: Config,
+    questions: list[Question],
+    built: Built,
+    golden: Path,
+    judge_stats: dict[str, int] | None = None,
+    progress: Progress = QUIET,
+) -> Report:
+    """Evaluate one split's `questions` (read from `golden`) with an already built system."""
+    corpus, retriever = built.corpus, built.retriever
+    chunks: list[list[Hit]] = []  # each question's chunks as retrieved, for the passage metrics
+    ranked = retrieve_all(retriever, questions, corpus, config.depth, golden, chunks, built.searching())
+    settle()  # and so do the hits
+    # The metrics and rows follow [retrieval] ties; the generator gets the retriever's own order.
+    in_order = evaluated_order(ranked, config.retrieval.ties)
+    if warning := tie_warning([question.id for question in questions], ranked, in_order):
+        print(warning, file=sys.stderr)
+    # All metrics for all questions in one batch (equal to metrics.py's per-question functions).
+    values = compute(
+        judge_rankings(
+            [[hit.doc_id for hit in hits] for hits in in_order],
+            [q.relevant for q in questions],
+            config.retrieval.relevance_level,
+        ),
+        config.metrics,
+    )
+    with paused():  # a row per question, a pair per hit: many objects, no cycles
+        rows = [
+            _row(question, hits, config, {name: float(column[i]) for name, column in values.items()})
+            for i, (question, hits) in enumerate(zip(questions, in_order, strict=True))
+        ]
+    evaluated = sum(1 for row in rows if row.metrics is not None)
+    if evaluated == 0:
+        raise EvalInputError(
+            golden,
+            "no answerable question, so nothing can be evaluated",
+            "add questions with relevant documents ('answerable': true)",
+        )
+    # The generator gets what the retriever returned: its chunks, when it returns chunks.
+    built.known.update((question.question, hits) for question, hits in zip(questions, chunks, strict=True))
+    with _run_judge(config) as judge:
+        answers = evaluate_answers(
+            built.generator(),
+            questions,
+            corpus,
+            judge,
+            golden=golden,
+            config_path=config.path,
+            caller=built.answering(),
+            judging=lambda: progress.step("judging"),
+        )
+    rows = [dataclasses.replace(row, answer=answer) for row, answer in zip(rows, answers.rows, strict=True)]
+    if judge_stats is not None:
+        judge_stats.update(answers.cache)
+    stochastic: dict[str, Any] | None = None
+    aggregate = {**(_means(rows, config) or {}), **answers.aggregate}
+    if config.gate.stochastic:  # the parts declared stochastic run `repeats` times per question
+        runs = _repeat_runs(config, questions, built, golden, ranked, answers.rows, progress)
+        rows, aggregate, stochastic = _averaged(config, rows, runs)
+    slices = {}
+    for tag in sorted({tag for row in rows for tag in row.tags}):
+        members = [row for row in rows if tag in row.tags]
+        slices[tag] = SliceResult(
+            questions=len(members),
+            evaluated=sum(1 for row in members if row.metrics is not None),
+            metrics=_means(members, config),
+        )
+    settings = {
+        **config.settings(),
+        "retriever": _retriever_settings(retriever, config),
+        "generation": config.generation,
+        "judge": answers.judge,
+        **({"stochastic": stochastic} if stochastic else {}),  # only when declared: reports stay as they were
+    }
+    report = Report(
+        settings=settings,
+        counts=Counts(questions=len(rows), evaluated=evaluated, left_out=len(rows) - evaluated),
+        aggregate=aggregate,
+        slices=slices,
+        receipt=build_receipt(config, settings),
+        questions=rows,
+        passages=report_section(questions, chunks, corpus, config.k),  # None: no passage labels
+    )
+    require_finite(report, golden)
+    return report
+
+
+def _not_finite(values: dict[str, float] | None) -> str | None:
+    return next((name for name, value in (values or {}).items() if not math.isfinite(value)), None)
+
+
+def require_finite(report: Report, golden: Path) -> None:
+    """Every metric of a fresh report is a finite number, or EvalInputError naming the first
+    that is not (and its question): NaN passes no comparison, so a floor on it would print
+    "ok", and JSON has no NaN. Checked before anything is written."""
+    for row in report.questions:
+        answer = row.answer
+        checks = {name: answer.check(name) for name in ANSWER_CHECKS} if answer is not None else {}
+        name = _not_finite(row.metrics) or _not_finite({k: v for k, v in checks.items() if v is not None})
+        if name is not None:
+            value = (row.metrics or {}).get(name, checks.get(name))
+            raise EvalInputError(
+                golden, f"question {row.id!r}: {name} is {value}, not a number", _fix_for(name)
+            )
+    name = _not_finite(report.aggregate) or next(
+        (name for piece in report.slices.values() if (name := _not_finite(piece.metrics))), None
+    )
+    if name is not None:
+        raise EvalInputError(golden, f"{name}: the mean is not a finite number", _fix_for(name))
+
+
+def _fix_for(metric: str) -> str:
+    if metric.startswith("ndcg_exp"):
+        return "ndcg_exp weighs a document by 2**grade - 1: use small grades (0 to 3 is usual)"
+    return "check the grades of this question's relevant documents"
+
+
+# -- repeats: the parts declared stochastic ([gate] stochastic) run `repeats` times per question --
+
+Run = tuple[list[dict[str, float] | None], list[AnswerResult]]  # per question: metrics, answer
+
+
+@contextmanager
+def _run_judge(config: Config) -> Iterator[JudgeSettings]:
+    """The judge settings of one run: a stochastic judge never reads the verdict cache (a fresh,
+    throw-away cache per run), or every repeat would repeat the first verdict."""
+    if "judge" not in config.gate.stochastic:
+        yield config.judge
+        return
+    with tempfile.TemporaryDirectory(prefix="verdicts-") as folder:
+        yield dataclasses.replace(config.judge, cache=Path(folder) / "verdicts.json")
+
+
+def _repeat_runs(
+    config: Config,
+    questions: list[Question],
+    built: Built,
+    golden: Path,
+    ranked: list[list[Hit]],
+    answers: list[AnswerResult],
+    progress: Progress,
+) -> list[Run]:
+    """Every run of the stochastic parts, the first (already made) included. A stochastic
+    retriever searches again each run and the generator answers from that run's hits; a
+    stochastic generator answers again from the same hits; a stochastic judge judges again."""
+    first: list[dict[str, float] | None] = []
+    runs: list[Run] = []
+    retriever_moves = "retriever" in config.gate.stochastic
+    remembered = dict(built.known)  # the first run's hits (chunks included), put back at the end
+    for repeat in range(config.gate.repeats):
+        hits = ranked
+        chunks: list[list[Hit]] | None = None  # a new search's hits, as the retriever returned them
+        if repeat and retriever_moves:
+            chunks = []
+            hits = retrieve_all(
+                built.retriever,
+                questions,
+                built.corpus,
+                config.depth,
+                golden,
+                chunks,
+                built.caller.uncached(),  # a repeat asks the system itself, never the cache
+                f"repeat {repeat + 1}",
+            )
+        values = compute(
+            judge_rankings(
+                [[hit.doc_id for hit in h] for h in evaluated_order(hits, config.retrieval.ties)],
+                [q.relevant for q in questions],
+                config.retrieval.relevance_level,
+            ),
+            config.metrics,
+        )
+        metrics = [
+            {name: float(column[i]) for name, column in values.items()} if question.answerable else None
+            for i, question in enumerate(questions)
+        ]
+        if repeat == 0:
+            first = metrics
+            runs.append((metrics, answers))
+            continue
+        if chunks is not None:  # this run's hits, as the retriever returned them
+            built.known.update((question.question, h) for question, h in zip(questions, chunks, strict=True))
+        with _run_judge(config) as judge:
+            again = evaluate_answers(
+                built.generator(),
+                questions,
+                built.corpus,
+                judge,
+                golden=golden,
+                config_path=config.path,
+                caller=built.caller.uncached(),
+                what=f"repeat {repeat + 1}",
+            )
+        runs.append((metrics if retriever_moves else first, again.rows))
+    built.known.update(remembered)
+    return runs
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return fmean(present) if present else None
+
+
+def _averaged(
+    config: Config, rows: list[QuestionResult], runs: list[Run]
+) -> tuple[list[QuestionResult], dict[str, float], dict[str, Any]]:
+    """Rows whose metrics and answer checks are the per-question means over the runs (the unit
+    the gate compares), their aggregates, and what the report records about the repeats: the
+    parts, the repeats and each metric's noise, the standard deviation of the delta between
+    two such means of an unchanged system (sqrt of the mean over questions of 2 s_i^2 / R)."""
+    repeats = len(runs)
+    per_metric: dict[str, list[list[float]]] = {}
+    averaged = []
+    for i, row in enumerate(rows):
+        metrics = None
+        if row.metrics is not None:
+            metrics = {}
+            for name in row.metrics:
+                seen = [values[name] for run in runs if (values := run[0][i]) is not None]
+                metrics[name] = fmean(seen)
+                per_metric.setdefault(name, []).append(seen)
+        answer = row.answer
+        if answer is not None:
+            checks = {}
+            for name in ANSWER_CHECKS:
+                seen_checks = [run[1][i].check(name) for run in runs]
+                checks[name] = _mean_of(seen_checks)
+                present = [value for value in seen_checks if value is not None]
+                if len(present) == repeats:
+                    per_metric.setdefault(name, []).append(present)
+            answer = dataclasses.replace(
+                answer,
+                abstention=checks["abstention"] if checks["abstention"] is not None else answer.abstention,
+                key_facts=checks["key_facts"],
+                faithfulness=checks["faithfulness"],
+            )
+        averaged.append(
+            dataclasses.replace(
+                row,
+                metrics=metrics,
+                answer=answer,
+                checks={str(m): metrics[str(m)] >= t for m, t in config.gate.checks.items()}
+                if metrics is not None
+                else None,
+            )
+        )
+    noise = {
+        name: math.sqrt(fmean(2 * statistics.variance(seen) / repeats for seen in values))
+        for name, values in per_metric.items()
+        if values and repeats > 1
+    }
+    aggregate = {**(_means(averaged, config) or {})}
+    for name in ANSWER_CHECKS:
+        present = [
+            value
+            for row in averaged
+            if row.answer is not None and (value := row.answer.check(name)) is not None
+        ]
+        aggregate[name] = fmean(present) if present else 0.0
+    recorded = {"parts": sorted(config.gate.stochastic), "repeats": repeats, "noise": noise}
+    return averaged, aggregate, recorded
+
+
+def check_determinism(config: Config, questions: list[Question], built: Built, report: Report) -> list[str]:
+    """Run `[gate] determinism_check` questions again, bypassing the remembered hits (the
+    retriever itself is asked, and the generator's searches reach it too; the system is not
+    built again), and compare with the evaluated run (gate/determinism.py): exit 2 when
+    a part not declared stochastic gave another ranking or answer. Returns the note saying
+    what was checked (none when there was nothing to check)."""
+    parts = set(config.gate.stochastic)
+    chosen = [questions[i] for i in sample(len(questions), config.gate.determinism_check)]
+    if not chosen or "retriever" in parts:  # a stochastic retriever moves the answers too
+        return []
+    ids = [question.id for question in chosen]
+    again: list[list[Hit]] = []  # as the retriever returned them, as `known` holds them
+    real = built.caller.uncached()  # the system itself, never the output cache
+    retrieve_all(
+        built.retriever, chosen, built.corpus, config.depth, config.golden, again, real, "determinism"
+    )
+    first = [built.known[question.question] for question in chosen]
+    require_deterministic("retriever", ranking_differences(ids, first, again), len(chosen), config.path)
+    checked = "retriever"
+    if "generator" not in parts:
+        rows = {row.id: row.answer for row in report.questions}
+        remembered = dict(built.known)
+        built.known.clear()  # the generator's searches now reach the retriever itself
+        try:
+            answers = [_ask_again(built.generator(), question, config.golden, real) for question in chosen]
+        finally:
+            built.known.update(remembered)
+        differences = answer_differences(ids, [rows.get(qid) for qid in ids], answers)
+        require_deterministic("generator", differences, len(chosen), config.path)
+        checked = "retriever and generator"
+    same = "rankings and answers" if "generator" in checked else "rankings"
+    return [
+        f"determinism: the {checked} gave the same {same} on {len(chosen)} question(s) run twice "
+        "([gate] determinism_check), so the deterministic rule applies"
+    ]
+
+
+def _ask_again(generator: Generator, question: Question, golden: Path, caller: Caller) -> Answer:
+    """The generator's answer to `question`, asked again (never from the output cache); a
+    crash names the question (exit 2)."""
+    try:
+        return caller.call(generator.answer, question.question)
+    except Exception as error:  # a crash, exit or hang of the team's own generator: name the question
+        raise EvalInputError(
+            golden,
+            f"question {question.id!r}: the generator {failure(error)} when asked again (determinism check)",
+            "fix answer() in generator.py; this question reproduces it",
+            question.line,
+        ) from error
+
+
+def evaluate_holdout(
+    config: Config, inputs: Inputs, built: Built, dev_report: Report, progress: Progress = QUIET
+) -> HoldoutResult | None:
+    """Evaluate the holdout split with the same built system; its means and the dev - holdout
+    gap of every gated metric. None when no holdout is configured."""
+    if inputs.holdout is None or config.holdout is None:
+        return None
+    report = evaluate_split(config, inputs.holdout, built, config.holdout, progress=progress)
+    gated = [str(metric) for metric in config.gate.metrics]
+    return HoldoutResult(
+        file=config.holdout.name,
+        counts=report.counts,
+        aggregate={name: report.aggregate[name] for name in gated},
+        gap={name: dev_report.aggregate[name] - report.aggregate[name] for name in gated},
+    )
+
+
+def require_checkable(config: Config, report: Report) -> None:
+    """Every check the gate is configured to make can be made on `report`, or EvalInputError
+    saying which cannot: a verdict of 0 means every floor, slice floor and must-pass question
+    was checked on evaluated data, never that one was skipped."""
+    if report.counts.evaluated < MIN_GATED_QUESTIONS:
+        raise EvalInputError(
+            config.golden,
+            f"only {report.counts.evaluated} question(s) evaluated; the gate compares at least "
+            f"{MIN_GATED_QUESTIONS} (one question has no spread to test)",
+            "add answerable questions to the golden set",
+        )
+    for metric in config.gate.floors:
+        if str(metric) not in report.aggregate:
+            raise EvalInputError(
+                config.path,
+                f"[gate.floors] {metric}: the report has no value for it",
+                "add it to [retrieval] metrics, or remove the floor",
+                config.line_of("gate", "floors", str(metric)),
+            )
+    for tag, floors in config.gate.slice_floors.items():
+        piece = report.slices.get(tag)
+        line = config.line_of("gate", "slices", tag)
+        if piece is None or piece.evaluated == 0 or piece.metrics is None:
+            raise EvalInputError(
+                config.path,
+                f"[gate.slices] {tag!r}: no evaluated question has this tag, so its floors cannot be checked",
+                "tag answerable questions with it, or remove the table",
+                line,
+            )
+        absent = [str(metric) for metric in floors if str(metric) not in piece.metrics]
+        if absent:
+            raise EvalInputError(
+                config.path,
+                f"[gate.slices] {tag!r}: the report has no value for {', '.join(absent)}",
+                "add it to [retrieval] metrics, or remove the floor",
+                line,
+            )
+    unchecked = [row.id for row in report.questions if row.must_pass and row.metrics is None]
+    if unchecked:
+        raise EvalInputError(
+            config.golden,
+            f"must-pass question(s) {', '.join(unchecked)} were not evaluated",
+            'give them relevant documents, or set "must_pass": false',
+        )
+
+
+def _require_memory(config: Config, questions: int) -> None:
+    """The bootstrap holds resamples x questions numbers at once: refuse a product that would
+    not fit a CI machine (settings/schema.py, MAX_RESAMPLED_CELLS) before evaluating."""
+    resamples = config.stats.resamples
+    if resamples * questions > MAX_RESAMPLED_CELLS:
+        fewer = max(100, MAX_RESAMPLED_CELLS // max(questions, 1))
+        raise EvalInputError(
+            config.path,
+            f"stats.resamples: {resamples:,} resamples x {questions:,} questions is more than the "
+            f"{MAX_RESAMPLED_CELLS:,} numbers the gate holds in memory at once",
+            f"set resamples = {fewer} or fewer",
+            config.line_of("stats", "resamples"),
+        )
+
+
+# -- outputs never replace inputs (inputs/files.py: check_output) --
+
+
+def _named_inputs(config: Config, *extra: tuple[Path, str], baseline: bool = True) -> dict[Path, str]:
+    """Every file a run reads, resolved, with its name for the error message: an output on
+    one of them is refused. `baseline` False: the `baseline` command, which replaces it."""
+    named = [
+        (config.corpus, "the corpus ([data] corpus)"),
+        (config.golden, "the golden set ([data] golden)"),
+        (config.path, "the settings file"),
+        (config.judge.labels, "the judge labels ([judge] labels)"),
+        *([(config.holdout, "the holdout ([data] holdout)")] if config.holdout else []),
+        *([(config.baseline, "the baseline ([data] baseline)")] if baseline else []),
+        *extra,
+    ]
+    inputs = {}
+    for path, name in named:
+        try:
+            inputs[path.resolve()] = name
+        except (RuntimeError, OSError):  # a symlink loop: reading it fails later, with its own error
+            inputs[path] = name
+    return inputs
+
+
+def check_outputs(
+    config: Config,
+    command: str,
+    explicit: Path | None = None,
+    *,
+    extra_inputs: tuple[tuple[Path, str], ...] = (),
+) -> None:
+    """Before `command` runs: every file it will write is safe to write (check_output). Outputs
+    set in eval.toml stay in the project folder and off symlinks; `explicit` (a path given on
+    the command line) and $GITHUB_STEP_SUMMARY may point elsewhere, never onto an input."""
+    inputs = _named_inputs(config, *extra_inputs, baseline=command != "baseline")
+    project, evals = config.path.parent, config.path.parent / "evals"
+
+    def configured(table: str, key: str, what: str) -> None:
+        written = config.as_written(table, key)
+        check_output(written, f"{what} ([{table}] {key})", inputs, project=project, protected=evals)
+
+    if command in ("eval", "baseline", "gate", "export-run"):
+        configured("judge", "cache", "verdict cache")
+        if config.run.output_cache != "off":
+            configured("run", "output_cache_file", "output cache")
+    if explicit is not None:
+        check_output(explicit, "output", inputs, protected=evals)
+    if command == "eval" and explicit is None:
+        configured("data", "report", "report")
+    if command == "baseline":  # the one output allowed under evals/: it is the file being made
+        written = config.as_written("data", "baseline")
+        check_output(written, "baseline ([data] baseline)", inputs, project=project)
+    if command == "gate":
+        configured("data", "report", "report")
+        configured("data", "summary", "summary")
+        configured("data", "html", "HTML report")
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            check_output(Path(step_summary), "step summary ($GITHUB_STEP_SUMMARY)", inputs, protected=evals)
+
+
+def save_report(path: Path, report: Report) -> None:
+    """write_report, with the cyclic collector paused: a large report's JSON is millions of
+    small objects, none of them garbage (execution/heap.py)."""
+    with paused():
+        write_report(path, report)
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _evaluate_and_write(
+    config: Config,
+    system: System,
+    target: Path,
+    quiet: bool,
+    show_progress: bool,
+    *,
+    baseline: bool = False,
+    show_all: bool = False,
+) -> Report:
+    """Evaluate, write the report to `target` (in its baseline form for `baseline`), print the
+    summary and the questions that failed (every question with `show_all`) unless quiet."""
+    judge_stats: dict[str, int] = {}
+    report = evaluate(config, system, judge_stats, Progress(show_progress and interactive()))
+    save_report(target, report.for_baseline() if baseline else report)
+    if not quiet:
+        print(format_table(report, config.display.max_listed, show_all=show_all))
+        print(cache_line(judge_stats))
+        if report.run is not None:
+            print(calls_line(report.run["system"]))
+    return report
+
+
+def run_eval(
+    config: Config,
+    system: System,
+    report_path: Path | None,
+    quiet: bool,
+    show_progress: bool = False,
+    show_all: bool = False,
+) -> ExitCode:
+    """`eval`: evaluate, print the table (unless quiet), write the report."""
+    check_outputs(config, "eval", report_path)
+    target = report_path or config.report
+    _evaluate_and_write(config, system, target, quiet, show_progress, show_all=show_all)
+    print(f"\nwrote {_relative(target)}")
+    return ExitCode.OK
+
+
+def run_baseline(
+    config: Config, system: System, quiet: bool = False, show_progress: bool = False, fit_floors: bool = False
+) -> ExitCode:
+    """`baseline`: evaluate and overwrite the committed baseline on purpose, then check the
+    gate's settings against it (gate/fit.py): each one it does not meet, or the data cannot
+    evaluate, is a warning on stderr with its fix. `fit_floors` applies exactly those fixes
+    to eval.toml and the golden set, printing each, and remakes the baseline. Exit 0: the
+    baseline was written."""
+    check_outputs(config, "baseline")
+    report = _evaluate_and_write(config, system, config.baseline, quiet, show_progress, baseline=True)
+    if fit_floors:
+
+        def remake(changed: Config) -> Report:
+            return _evaluate_and_write(changed, system, changed.baseline, True, False, baseline=True)
+
+        config, report, changes, left = fit_baseline(config, report, remake)
+        print("\n--fit-floors: " + (f"{len(changes)} change(s)" if changes else "every setting holds"))
+        print("\n".join(f"  {change}" for change in changes), end="\n" if changes else "")
+    else:
+        left = check_baseline(config, report)
+    print(f"\nwrote the new baseline {_relative(config.baseline)}: review its diff and commit it")
+    for line in design_lines(report, config.gate.tolerance, config.stats, config.gate.power):
+        print(line)  # parts declared stochastic: the questions non-inferiority needs
+    for line in describe(left, config):
+        print(line, file=sys.stderr)
+    return ExitCode.OK
+
+
+def run_gate(
+    config: Config,
+    system: System,
+    baseline_path: Path | None,
+    accept_changed_data: bool = False,
+    show_progress: bool = False,
+) -> ExitCode:
+    """`gate`: evaluate afresh, compare with the baseline, write the reports; 0 pass, 3 fail.
+
+    Reads every input once (corpus, golden set, holdout) and builds the system once. Exit 0
+    only when every configured check ran on evaluated data (require_checkable)."""
+    baseline_path = baseline_path or config.baseline
+    check_outputs(config, "gate", extra_inputs=((baseline_path, "the baseline compared with"),))
+    baseline = read_report(baseline_path)  # fail fast, before the evaluation runs
+    check_same_engine(baseline, baseline_path)  # another major version of the engine: exit 2
+    check_reproduces(baseline, baseline_path)  # numbers edited by hand: exit 2
+    check_same_measurement(config.settings(), baseline, baseline_path)  # another k or depth: exit 2
+    inputs = load_inputs(config, holdout=True)
+    # A malformed line or a slice floor on a missing tag first: each names its line.
+    check_slice_tags(config, inputs.questions)
+    _require_memory(config, len(inputs.questions))
+    data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
+    judge_stats: dict[str, int] = {}
+    progress = Progress(show_progress and interactive())
+    with running(config):
+        built = Built(system, inputs.corpus, config, progress)
+        try:
+            report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
+            checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
+            report.holdout = evaluate_holdout(config, inputs, built, report, progress)
+        finally:
+            calls = built.finish()
+    report.run = {"system": calls}
+    require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
+    # may refuse: exit 2, nothing written
+    result = compare(report, baseline, config.gate, baseline_path, config.stats)
+    result.notes[:0] = [*data_notes, *checked]
+    report.comparison = result.to_dict()
+    view = gate_view(report, result, baseline, config.display.max_listed)
+    # The three files of one run go together: the last run's summary and HTML report are
+    # removed before this run's report replaces its own, so a run killed halfway leaves
+    # this run's files or none, never last run's summary beside this run's report.
+    for stale in (config.summary, config.html):
+        stale.unlink(missing_ok=True)
+    save_report(config.report, report)
+    summary = write_summary(markdown_summary(view), config.summary)
+    write_atomic(config.html, html_report(view))
+    counts = report.counts
+    print(
+        f"Gate: {counts.evaluated} of {counts.questions} questions evaluated "
+        f"({counts.left_out} unanswerable left out); baseline {_relative(baseline_path)}; "
+        f"report {_relative(config.report)}"
+    )
+    print(f"summary: {_relative(summary)}; HTML report: {_relative(config.html)}")
+    print(console_verdict(view))
+    print(cache_line(judge_stats))
+    print(calls_line(calls))
+    return ExitCode.OK if result.passed else ExitCode.REGRESSION

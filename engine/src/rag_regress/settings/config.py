@@ -1,0 +1,196 @@
+"""Read eval.toml: the one source of truth for the evaluation and the gate.
+
+The command line, the nox sessions and the tests all call `load_config`, so what CI gates
+is exactly what you run locally. Paths in the file are relative to the file itself. What the
+file may hold is declared once, in schema.py; this module reads the file, validates it
+against the schema and hands the engine a `Config`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..answers.settings import JudgeSettings, JudgeTable
+from ..errors import EvalInputError
+from ..inputs.reading import CONFIG_LIMIT, read_data
+from ..retrieval.names import Metric
+from ..retrieval.tokens import TokenizerSettings
+from .explain import explain
+from .lines import line_of
+from .schema import (
+    DataSettings,
+    DisplaySettings,
+    EvalFile,
+    ExecutorSettings,
+    GateSettings,
+    RetrievalSettings,
+    RunSettings,
+    StatsSettings,
+    SweepSettings,
+    SystemSettings,
+)
+
+__all__ = ["DEFAULT_PATH", "Config", "GateSettings", "StatsSettings", "load_config"]
+
+DEFAULT_PATH = Path("eval.toml")
+
+
+@dataclass(frozen=True)
+class Config:
+    """eval.toml, validated: one attribute per table (see schema.py), and the file it came from."""
+
+    path: Path
+    data: DataSettings
+    retrieval: RetrievalSettings
+    tokenizer: TokenizerSettings
+    retriever: dict[str, Any]  # the [retriever] table, passed to build_retriever as options
+    gate: GateSettings
+    stats: StatsSettings
+    generation: dict[str, Any]  # [generation]: the generator's options
+    judge: JudgeSettings
+    run: RunSettings
+    display: DisplaySettings
+    metrics: list[Metric]  # every metric computed, in report order
+    sweep: SweepSettings = field(default_factory=SweepSettings)  # [sweep]: the grid `sweep` tries
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)  # [executor]: where work runs
+    system: SystemSettings = field(default_factory=SystemSettings)  # [system]: the team's factories
+    text: str = field(default="", repr=False, compare=False)  # eval.toml as read
+    # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
+    # resolve symlinks, and an output written through one must be noticed (see `as_written`).
+    written: dict[tuple[str, str], Path] = field(default_factory=dict, repr=False, compare=False)
+
+    def as_written(self, table: str, key: str) -> Path:
+        """An output setting (("data", "report"), ("judge", "cache") ...) as written in the
+        file, relative to its folder, with symlinks not followed: where the write goes."""
+        return self.written.get((table, key)) or getattr(getattr(self, table), key)
+
+    def line_of(self, *key: str) -> int | None:
+        """The line of a setting or table of eval.toml, e.g. line_of("gate", "slices", tag)."""
+        return line_of(self.text, key)
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that shape the numbers, as recorded in every report: [retrieval] (its
+        metrics: every metric computed), [tokenizer] and [stats], straight from the schema."""
+        return {
+            **vars(self.retrieval),
+            "metrics": [str(m) for m in self.metrics],
+            "tokenizer": vars(self.tokenizer).copy(),
+            "stats": vars(self.stats).copy(),
+        }
+
+    # [data] and [retrieval] settings under the names the engine has always used
+    @property
+    def corpus(self) -> Path:
+        return self.data.corpus
+
+    @property
+    def golden(self) -> Path:
+        return self.data.golden
+
+    @property
+    def baseline(self) -> Path:
+        return self.data.baseline
+
+    @property
+    def report(self) -> Path:
+        return self.data.report
+
+    @property
+    def holdout(self) -> Path | None:
+        return self.data.holdout
+
+    @property
+    def summary(self) -> Path:
+        return self.data.summary
+
+    @property
+    def html(self) -> Path:
+        return self.data.html
+
+    @property
+    def k(self) -> int:
+        return self.retrieval.k
+
+    @property
+    def depth(self) -> int:
+        return self.retrieval.depth
+
+
+# The settings that name a file the commands write (the baseline only by `baseline`): each
+# stays inside the project folder, never written through a symlink (run.check_outputs).
+OUTPUTS: dict[tuple[str, str], Any] = {
+    ("data", "baseline"): DataSettings,
+    ("data", "report"): DataSettings,
+    ("data", "summary"): DataSettings,
+    ("data", "html"): DataSettings,
+    ("judge", "cache"): JudgeTable,
+    ("sweep", "markdown"): SweepSettings,
+    ("sweep", "html"): SweepSettings,
+}
+
+
+def _written(tables: dict[str, Any], folder: Path) -> dict[tuple[str, str], Path]:
+    """Each output setting as written (or its default), joined to `folder` and normalised
+    without following symlinks. Called after validation: a value present is a path."""
+    written = {}
+    for (table, key), settings in OUTPUTS.items():
+        given = tables.get(table)
+        value = given.get(key) if isinstance(given, dict) else None
+        if not isinstance(value, str):
+            value = str(settings.__pydantic_fields__[key].default)
+        written[(table, key)] = Path(os.path.normpath(folder / value))
+    return written
+
+
+def load_config(path: Path = DEFAULT_PATH) -> Config:
+    """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
+    path = Path(path)
+    # A regular file of at most CONFIG_LIMIT bytes: a FIFO or a device is exit 2, not a hang.
+    raw = read_data(
+        path, "config", limit=CONFIG_LIMIT, missing_fix="run from the project folder, or pass --config PATH"
+    )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise EvalInputError(path, f"cannot read the config: {error}", "save it as UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        line = re.search(r"line (\d+)", str(error))
+        raise EvalInputError(
+            path, f"not valid TOML: {error}", "fix the TOML syntax", int(line.group(1)) if line else None
+        ) from None
+
+    folder = path.parent.resolve()
+    try:
+        file = EvalFile.model_validate(data, context={"folder": folder})
+    except ValidationError as error:
+        raise explain(error, path, text) from None
+    except (RuntimeError, OSError) as error:  # resolving a path met a symlink loop (3.11: RuntimeError)
+        raise EvalInputError(
+            path,
+            f"a path in it cannot be followed: {error}",
+            "remove that symlink loop, or name another file",
+        ) from None
+    local = folder / file.judge.model  # the NLI model may be a folder next to eval.toml
+    judge = JudgeSettings(
+        **vars(file.judge),
+        load_from=str(local.resolve()) if local.is_dir() else file.judge.model,
+        line=line_of(text, ("judge", "backend")),
+        model_line=line_of(text, ("judge", "model")),
+    )
+    tables = {name: getattr(file, name) for name in EvalFile.model_fields}
+    return Config(
+        **{**tables, "judge": judge},
+        path=path.resolve(),
+        metrics=file.every_metric(),
+        text=text,
+        written=_written(data, folder),
+    )

@@ -1,0 +1,139 @@
+"""`rag-regress migrate`: bring a project's own files up to this release's formats.
+
+What each file's format is, and how it is told:
+
+  eval.toml      format 1 has a [system] table naming the team's factories; a file without
+                 one is format 0 (a project made before rag-regress 1.0.0, whose command
+                 found retriever.py and generator.py in its own package). Migrated: the
+                 [system] table is written above the first table, naming the package under
+                 src/ beside eval.toml that holds both files; every other byte stays.
+  baseline       the report's own "version" (inputs/reports.py). A baseline older than
+                 format 3 records no engine and no judge version, so no migration can say
+                 which judge made it: migrate says so and leaves it; `baseline` remakes it.
+  golden set,    JSON Lines whose format has not changed since the first release (format 1,
+  labels         implied): nothing to do.
+
+Every change is shown as a unified diff first; `--dry-run` stops there. The files are then
+written atomically (each whole or not at all). A second run finds nothing to do.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EvalInputError, ExitCode
+from ..inputs.files import write_atomic
+from ..inputs.reports import VERSION as REPORT_VERSION
+
+TABLE_HEADER = re.compile(r"^\s*\[", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    before: str
+    after: str
+
+    def diff(self) -> str:
+        name = self.path.name
+        lines = difflib.unified_diff(
+            self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), name, name
+        )
+        return "".join(lines)
+
+
+def _package_of(folder: Path, config: Path) -> str:
+    """The one package under src/ (or beside eval.toml) holding retriever.py and generator.py."""
+    found = sorted(
+        {
+            path.parent.name
+            for root in (folder / "src", folder)
+            if root.is_dir()
+            for path in root.glob("*/retriever.py")
+            if (path.parent / "generator.py").is_file()
+        }
+    )
+    if len(found) != 1:
+        what = "no package" if not found else f"{len(found)} packages ({', '.join(found)})"
+        raise EvalInputError(
+            config,
+            f"eval.toml has no [system] table and {what} under src/ holds retriever.py and generator.py",
+            'add it by hand: [system] retriever = "pkg.retriever:build_retriever", '
+            'generator = "pkg.generator:build_generator"',
+        )
+    return found[0]
+
+
+def migrate_config(path: Path) -> Change | None:
+    """The change that brings eval.toml to format 1, or None when it is there already."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tables = tomllib.loads(text)
+    except FileNotFoundError:
+        raise EvalInputError(
+            path, "no such file", "run from the project folder, or pass --config PATH"
+        ) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise EvalInputError(path, f"cannot read it: {error}", "fix the file, then migrate again") from None
+    if "system" in tables:
+        return None
+    package = _package_of(path.parent, path)
+    block = (
+        '[system]                         # the system under test: your two factories ("module:function")\n'
+        f'retriever = "{package}.retriever:build_retriever"\n'
+        f'generator = "{package}.generator:build_generator"\n\n'
+    )
+    first = TABLE_HEADER.search(text)
+    at = first.start() if first else len(text)
+    after = text[:at] + block + text[at:]
+    tomllib.loads(after)  # the result must still be TOML; a failure here is a bug, not input
+    return Change(path, text, after)
+
+
+def baseline_note(path: Path) -> str | None:
+    """What migrate cannot do for the baseline, or None when it is current (or absent)."""
+    try:
+        version = json.loads(path.read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None  # absent or unreadable: the gate says what is wrong with it
+    if version == REPORT_VERSION:
+        return None
+    return (
+        f"{path.name} is report format {version!r}; this release writes format {REPORT_VERSION}, which "
+        "records the engine and the judge version. No migration can tell which judge made the old "
+        "numbers: remake it with `nox -s baseline` (review the diff, then commit it)"
+    )
+
+
+def _baseline_path(config_path: Path) -> Path:
+    try:
+        data = tomllib.loads(config_path.read_text(encoding="utf-8")).get("data", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    named = data.get("baseline") if isinstance(data, dict) else None
+    return config_path.parent / (named if isinstance(named, str) else "evals/baseline.json")
+
+
+def run_migrate(config_path: Path, dry_run: bool) -> int:
+    """Show each change as a diff; write them unless `dry_run`. Exit 0 (done or nothing to do)."""
+    baseline = _baseline_path(config_path)
+    changes = [change for change in [migrate_config(config_path)] if change is not None]
+    for change in changes:
+        print(change.diff(), end="")
+    if not changes:
+        print(f"{config_path.name}: already in this release's format; nothing to migrate")
+    elif dry_run:
+        print(f"\n--dry-run: {len(changes)} file(s) would change; nothing written")
+    else:
+        for change in changes:
+            write_atomic(change.path, change.after)
+        print(f"\nmigrated {', '.join(c.path.name for c in changes)}")
+    note = baseline_note(baseline)
+    if note:
+        print(f"note: {note}")
+    return ExitCode.OK

@@ -1,0 +1,172 @@
+"""`calibrate`: agreement figures defined as documented, labels validated, shipped labels run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT_ROOT, run_cli, write_jsonl
+from rag_regress.answers.calibration import agreement, load_labels
+from rag_regress.errors import EvalInputError
+
+
+def test_agreement_figures_by_hand() -> None:
+    """truth: 2 supported, 2 unsupported. Judge flags one unsupported and one supported.
+    accuracy 2/4; precision 1/2; recall 1/2; p_e = 0.5*0.5 + 0.5*0.5 = 0.5 -> kappa 0."""
+    figures = agreement([True, True, False, False], [True, False, False, True])
+    assert figures == pytest.approx({"accuracy": 0.5, "precision": 0.5, "recall": 0.5, "kappa": 0.0})
+
+
+def test_perfect_and_constant_judges() -> None:
+    assert agreement([True, False], [True, False])["kappa"] == 1.0
+    flag_nothing = agreement([True, False, True], [True, True, True])
+    assert flag_nothing == pytest.approx({"accuracy": 2 / 3, "precision": 0.0, "recall": 0.0, "kappa": 0.0})
+    assert agreement([True, True], [True, True]) == {  # one class: kappa is not defined
+        "accuracy": 1.0,
+        "precision": 0.0,
+        "recall": 1.0,
+        "kappa": None,
+    }
+
+
+def test_kappa_below_accuracy_when_chance_agreement_is_high() -> None:
+    """9 of 10 supported; a judge that misses the one unsupported claim is 90% accurate, kappa 0."""
+    truth = [True] * 9 + [False]
+    figures = agreement(truth, [True] * 10)
+    assert figures["accuracy"] == pytest.approx(0.9) and figures["kappa"] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ({"id": "c1", "claim": "x", "context": "y"}, "missing key(s): supported"),
+        ({"id": "c1", "claim": "x", "context": "y", "supported": "yes"}, "'supported' must be true or false"),
+        ({"id": "c1", "claim": "", "context": "y", "supported": True}, "'claim' must be a non-empty string"),
+        ({"id": "c1", "claim": "x", "context": "y", "supported": True, "label": 1}, "unknown key(s): label"),
+    ],
+)
+def test_bad_labels_name_file_and_line(tmp_path: Path, line: dict, problem: str) -> None:
+    path = write_jsonl(
+        tmp_path / "labels.jsonl", [{"id": "c0", "claim": "a", "context": "b", "supported": True}, line]
+    )
+    with pytest.raises(EvalInputError) as caught:
+        load_labels(path)
+    assert caught.value.line == 2 and problem in str(caught.value)
+
+
+def test_shipped_labels_hold_a_held_out_part_of_every_kind_both_ways() -> None:
+    labels = load_labels(PROJECT_ROOT / "evals" / "judge_labels.jsonl")
+    assert len(labels) >= 150
+    held_out = [label for label in labels if label.split == "holdout"]
+    kinds = {label.kind for label in held_out}
+    assert len(kinds) >= 10
+    for kind in kinds:  # each kind: hallucinations and their faithful paraphrases
+        assert {label.supported for label in held_out if label.kind == kind} == {True, False}, kind
+    faithful = sum(label.supported for label in labels) / len(labels)
+    assert 0.4 <= faithful <= 0.6
+
+
+def test_calibrate_reports_each_split_per_kind_and_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {
+            "id": "a",
+            "claim": "Refunds take 10 days.",
+            "context": "Refunds take 10 days.",
+            "supported": True,
+            "kind": "numbers",
+        },
+        {
+            "id": "b",
+            "claim": "Refunds take 20 days.",
+            "context": "Refunds take 10 days.",
+            "supported": False,
+            "kind": "numbers",
+        },
+        {
+            "id": "c",
+            "claim": "Exports are disabled.",
+            "context": "Exports are enabled.",
+            "supported": False,
+            "kind": "antonym",
+            "split": "holdout",
+        },
+        {
+            "id": "d",
+            "claim": "Exports are not disabled.",
+            "context": "Exports are enabled.",
+            "supported": True,
+            "kind": "antonym",
+            "split": "holdout",
+        },
+    ]
+    labels = tmp_path / "mine.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["split"] == "holdout" and result["threshold"] == 0.5
+    assert result["accuracy"] == 1.0 and result["kappa"] == 1.0
+    assert result["per_kind"] == {
+        "antonym": {"n": 2, "faithful": 1, "passed": 1, "unsupported": 1, "caught": 1, "accuracy": 1.0}
+    }
+    assert set(result["splits"]) == {"tune", "holdout"} and "best_threshold" in result["splits"]["tune"]
+    assert "best_threshold" not in result["splits"]["holdout"]  # never tuned on
+    # one class only: kappa is n/a, not a number that means nothing
+    labels.write_text(json.dumps(rows[1]) + "\n", encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "n/a" in out and "numbers" in out
+
+
+def test_calibrate_prints_the_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The lexical judge on the shipped labels (the NLI judge needs its model: see README):
+    every held-out row and one tuning row in 20, as they are written (`nox -s calibrate`
+    judges the whole file, thousands of claims)."""
+    lines = (PROJECT_ROOT / "evals" / "judge_labels.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [line for n, line in enumerate(lines) if n % 20 == 0 or json.loads(line).get("split") == "holdout"]
+    labels = tmp_path / "sample.jsonl"
+    labels.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    config = tmp_path / "eval.toml"
+    config.write_text(f'[judge]\nbackend = "lexical"\nlabels = "{labels.as_posix()}"\n', encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate"]) == 0
+    out = capsys.readouterr().out
+    assert "held-out labels (never tuned on)" in out and "accuracy precision recall  kappa" in out
+    assert "configured" in out and "best (max kappa)" in out and "faithful passed" in out
+
+
+def test_held_out_disagreements_are_counted_never_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A held-out claim the judge gets wrong is shown as a number only, on the console and in
+    JSON: its id, text and the judge's reason stay unread, so it stays held out."""
+    wrong = {"claim": "Refunds take 20 days.", "context": "Refunds take 10 days.", "supported": True}
+    rows = [
+        {"id": "tuned-1", **wrong, "kind": "numbers", "split": "tune"},
+        {"id": "kept-1", **wrong, "kind": "numbers", "split": "holdout"},
+    ]
+    labels = tmp_path / "mine.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "tuned-1" in out and "kept-1" not in out and "disagreements at the configured threshold: 1" in out
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    splits = json.loads(capsys.readouterr().out)["splits"]
+    assert splits["holdout"]["disagreements"] == 1 and splits["tune"]["disagreements"][0]["id"] == "tuned-1"
+
+
+def test_calibrate_with_broken_labels_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = (PROJECT_ROOT / "eval.toml").read_text(encoding="utf-8")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "c1"}) + "\n", encoding="utf-8")
+    text = config.replace('labels = "evals/judge_labels.jsonl"', f'labels = "{labels}"')
+    assert text != config
+    (tmp_path / "eval.toml").write_text(text, encoding="utf-8")
+    assert run_cli(["--config", str(tmp_path / "eval.toml"), "calibrate"]) == 2
+    assert "labels.jsonl:1: missing key(s)" in capsys.readouterr().err
