@@ -4,6 +4,7 @@ nox -s engine      the engine's own tests (engine/tests: units, properties, conf
                    trec_eval and ranx, fuzz), once, with every retriever's dependencies
 nox -s tests       bake every choice, run each baked project's own tests and gate, check hooks,
                    cruft updates and the engine pin
+nox -s typecheck   mypy --strict on the engine (its typecheck group; no torch, no models)
 nox -s lint        ruff on the template's and the engine's Python (the templated folder is excluded)
 nox -s baselines   remake the baseline each retriever choice ships with (review, then commit)
 nox -s bench       speed and quality benchmark, printed as tables (see bench/bench.py)
@@ -19,7 +20,7 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "engine", "tests"]
+nox.options.sessions = ["lint", "typecheck", "engine", "tests"]
 
 ROOT = Path(__file__).resolve().parent
 ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
@@ -33,6 +34,15 @@ ENGINE = ROOT / "engine"
 # Baked projects install the engine from this clone instead of their pin: offline, and the
 # engine under test rather than a published release (the projects' noxfile reads it).
 FROM_THIS_CLONE = {"RAG_REGRESS_ENGINE": str(ENGINE)}
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the engine's source: the typecheck group only, never torch or a model."""
+    project = nox.project.load_toml(str(ENGINE / "pyproject.toml"))
+    session.install(*nox.project.dependency_groups(project, "typecheck"))
+    with session.chdir(ENGINE):
+        session.run("mypy", *session.posargs)
 
 
 @nox.session(venv_backend="virtualenv")

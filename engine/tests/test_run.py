@@ -48,7 +48,7 @@ def rows_by_id(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_report_header_and_counts(report: dict[str, Any]) -> None:
     """5 questions, 1 unanswerable: 4 evaluated, 1 left out; settings are recorded."""
-    assert report["format"] == "rag-eval-report" and report["version"] == 2
+    assert report["format"] == "rag-eval-report" and report["version"] == 3
     assert report["counts"] == {"questions": 5, "evaluated": 4, "left_out": 1}
     settings = report["settings"]
     assert settings["k"] == 5 and settings["depth"] == 10

@@ -16,7 +16,7 @@ import pytest
 from judge_cases import FAITHFUL, HALLUCINATIONS, REFUND_60_DAYS, REFUND_FAITHFUL, REFUNDS
 
 from conftest import TINY_CONFIG, evaluate_shipped, run_cli, write_project
-from rag_regress.answers.judges import build_judge
+from rag_regress.answers.judges import build_judge, versioned
 from rag_regress.answers.judges import nli as nli_module
 from rag_regress.answers.judges.nli import NLIJudge, entailment_index
 from rag_regress.answers.settings import JudgeSettings
@@ -108,7 +108,12 @@ def test_threshold_and_identity(entailing: Path) -> None:
     judge = build_judge(settings(entailing, threshold=0.95), "eval.toml")
     (verdict,) = judge.verdicts([claim])
     assert not verdict.supported and "below the threshold 0.95" in verdict.reason
-    assert judge.identity == {"name": "nli", "model": str(entailing), "revision": None, "threshold": 0.95}
+    assert judge.identity == {
+        **versioned("nli"),
+        "model": str(entailing),
+        "revision": None,
+        "threshold": 0.95,
+    }
 
 
 def test_the_guard_overrules_the_model_on_numbers(entailing: Path) -> None:

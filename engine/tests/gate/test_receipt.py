@@ -115,5 +115,5 @@ def test_baseline_without_a_receipt_is_refused_until_remade(
     path.write_text(json.dumps(old), encoding="utf-8")
     capsys.readouterr()
     assert run(project, "gate") == 2
-    assert "golden sha256 not recorded -> " in capsys.readouterr().err
+    assert "computed by an engine that records no version" in capsys.readouterr().err
     assert run(project, "baseline") == 0 and run(project, "gate") == 0

@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
-from .judges import judged_names
+from .judges import judged_names, versioned
 
 # Per-question answer checks; their names may appear in [gate.floors], [gate.checks] and
 # [gate] metrics. The report's aggregate holds their means.
@@ -144,7 +144,7 @@ class JudgeSettings(JudgeTable):
         """What produced the verdicts: recorded in every report, compared by the gate."""
         nli = self.backend == "nli"
         return {
-            "name": self.backend,
+            **versioned(self.backend),
             "model": self.model if nli else None,
             "revision": self.revision if nli else None,
             "threshold": self.threshold,

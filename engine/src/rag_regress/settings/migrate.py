@@ -12,6 +12,9 @@ What each file's format is, and how it is told:
                  which judge made it: migrate says so and leaves it; `baseline` remakes it.
   golden set,    JSON Lines whose format has not changed since the first release (format 1,
   labels         implied): nothing to do.
+  retriever.py,  before 1.0.0 they sat inside the engine's copy and imported it relatively
+  generator.py   (`from .api import Hit`, `from .retrieval.retrievers import bm25`); those
+                 imports become imports of the library (`from rag_regress.api import Hit`).
 
 Every change is shown as a unified diff first; `--dry-run` stops there. The files are then
 written atomically (each whole or not at all). A second run finds nothing to do.
@@ -31,6 +34,9 @@ from ..inputs.files import write_atomic
 from ..inputs.reports import VERSION as REPORT_VERSION
 
 TABLE_HEADER = re.compile(r"^\s*\[", re.MULTILINE)
+ENGINE_ROOT = Path(__file__).resolve().parents[1]
+# `from .api import`, `from .retrieval.retrievers import`: a relative import of an engine module.
+RELATIVE = re.compile(r"^(\s*from )\.([A-Za-z_][\w.]*)( import )", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,35 @@ def migrate_config(path: Path) -> Change | None:
     return Change(path, text, after)
 
 
+def _engine_module(dotted: str) -> bool:
+    top = dotted.split(".", 1)[0]
+    return (ENGINE_ROOT / top).is_dir() or (ENGINE_ROOT / f"{top}.py").is_file()
+
+
+def migrate_system_file(path: Path) -> Change | None:
+    """The change that makes a team file of the previous layout import the library."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # a file migrate did not find is not one it can fix
+    after = RELATIVE.sub(
+        lambda m: f"{m[1]}rag_regress.{m[2]}{m[3]}" if _engine_module(m[2]) else m[0], text
+    )
+    return Change(path, text, after) if after != text else None
+
+
+def system_files(config_path: Path) -> list[Path]:
+    """retriever.py and generator.py of the one package under src/ (the previous layout)."""
+    try:
+        package = _package_of(config_path.parent, config_path)
+    except EvalInputError:
+        return []
+    folder = next(
+        root / package for root in (config_path.parent / "src", config_path.parent) if (root / package).is_dir()
+    )
+    return [folder / "retriever.py", folder / "generator.py"]
+
+
 def baseline_note(path: Path) -> str | None:
     """What migrate cannot do for the baseline, or None when it is current (or absent)."""
     try:
@@ -122,17 +157,19 @@ def _baseline_path(config_path: Path) -> Path:
 def run_migrate(config_path: Path, dry_run: bool) -> int:
     """Show each change as a diff; write them unless `dry_run`. Exit 0 (done or nothing to do)."""
     baseline = _baseline_path(config_path)
-    changes = [change for change in [migrate_config(config_path)] if change is not None]
+    found = [migrate_config(config_path), *(migrate_system_file(p) for p in system_files(config_path))]
+    changes = [change for change in found if change is not None]
     for change in changes:
         print(change.diff(), end="")
     if not changes:
-        print(f"{config_path.name}: already in this release's format; nothing to migrate")
+        print("eval.toml, retriever.py and generator.py: already in this release's format; nothing to migrate")
     elif dry_run:
         print(f"\n--dry-run: {len(changes)} file(s) would change; nothing written")
     else:
         for change in changes:
             write_atomic(change.path, change.after)
         print(f"\nmigrated {', '.join(c.path.name for c in changes)}")
+        print("check: rag-regress eval (the system as eval.toml's [system] names it)")
     note = baseline_note(baseline)
     if note:
         print(f"note: {note}")

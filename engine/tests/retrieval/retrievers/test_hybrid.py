@@ -12,6 +12,11 @@ from rag_regress.api import Document
 from rag_regress.retrieval.retrievers import dense, hybrid
 from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
 
+# The dense extra (sentence-transformers and torch): `nox -s engine` installs it, so CI runs these.
+pytest.importorskip(
+    "sentence_transformers", reason="needs the dense extra: pip install -e '.[dense]' torch==2.13.0"
+)
+
 DOCUMENTS = [
     Document("password", "Open account settings and choose a new password.", "Forgotten password"),
     Document("invoices", "Download PDF invoices from the Billing page.", "Invoices"),

@@ -1,0 +1,110 @@
+"""`migrate` upgrades the files a project made by the previous release holds (tests/demo/previous:
+its eval.toml, baseline, retriever.py and generator.py, as the template before rag-regress 1.0.0
+wrote them for the default answers)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT_ROOT, run_cli
+from rag_regress.settings.config import load_config
+
+PREVIOUS = PROJECT_ROOT / "previous"
+PACKAGE = "help_centre_rag_eval"
+
+
+@pytest.fixture
+def old_project(tmp_path: Path) -> Path:
+    """A project laid out as the previous release made it: eval.toml, evals/, src/<package>/."""
+    shutil.copyfile(PREVIOUS / "eval.toml", tmp_path / "eval.toml")
+    (tmp_path / "evals").mkdir()
+    shutil.copyfile(PREVIOUS / "baseline.json", tmp_path / "evals" / "baseline.json")
+    package = tmp_path / "src" / PACKAGE
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    for name in ("retriever.py", "generator.py"):
+        shutil.copyfile(PREVIOUS / name, package / name)
+    for name in ("corpus.jsonl", "golden.jsonl"):
+        shutil.copyfile(PROJECT_ROOT / "evals" / name, tmp_path / "evals" / name)
+    return tmp_path / "eval.toml"
+
+
+@pytest.fixture
+def clean_imports() -> Iterator[None]:
+    """The old project's package is imported from its src/ by the command: forget it after."""
+    path = list(sys.path)
+    yield
+    sys.path[:] = path
+    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        del sys.modules[name]
+
+
+def test_dry_run_shows_the_diff_and_writes_nothing(
+    old_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = old_project.read_bytes()
+    assert run_cli(["--config", str(old_project), "migrate", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f'+retriever = "{PACKAGE}.retriever:build_retriever"' in out and "+[system]" in out
+    assert "nothing written" in out
+    assert old_project.read_bytes() == before
+
+
+def test_migrate_writes_system_keeps_every_other_byte_and_is_idempotent(
+    old_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = old_project.read_text(encoding="utf-8")
+    assert run_cli(["--config", str(old_project), "migrate"]) == 0
+    after = old_project.read_text(encoding="utf-8")
+    config = load_config(old_project)
+    assert config.system.retriever == f"{PACKAGE}.retriever:build_retriever"
+    assert config.system.generator == f"{PACKAGE}.generator:build_generator"
+    added = after.replace(before[before.index("[data]") :], "")
+    assert before.startswith(added.split("[system]")[0]) and after.endswith(before[before.index("[data]") :])
+    out = capsys.readouterr().out
+    assert "baseline.json is report format 2" in out and "nox -s baseline" in out
+    assert run_cli(["--config", str(old_project), "migrate"]) == 0
+    assert "nothing to migrate" in capsys.readouterr().out
+    assert old_project.read_text(encoding="utf-8") == after
+
+
+def test_a_project_whose_package_cannot_be_found_is_exit_2_naming_the_fix(
+    old_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.rmtree(old_project.parent / "src")
+    before = old_project.read_bytes()
+    assert run_cli(["--config", str(old_project), "migrate"]) == 2
+    err = capsys.readouterr().err
+    assert "no [system] table" in err and '[system] retriever = "pkg.retriever:build_retriever"' in err
+    assert old_project.read_bytes() == before
+
+
+def test_the_gate_refuses_the_previous_release_baseline_naming_the_versions(
+    old_project: Path, capsys: pytest.CaptureFixture[str], clean_imports: None
+) -> None:
+    """Migrated settings, old baseline: exit 2 naming what made it and this engine."""
+    assert run_cli(["--config", str(old_project), "migrate"]) == 0
+    assert run_cli(["--config", str(old_project), "gate"]) == 2
+    err = capsys.readouterr().err
+    assert "an engine that records no version" in err and "rag-regress 1." in err and "nox -s baseline" in err
+
+
+def test_the_previous_release_system_files_import_the_library_and_run(
+    old_project: Path, capsys: pytest.CaptureFixture[str], clean_imports: None
+) -> None:
+    """Its retriever.py and generator.py imported the engine's copy relatively; migrated, they
+    import rag_regress, and the old project evaluates and makes a baseline the gate accepts."""
+    package = old_project.parent / "src" / PACKAGE
+    assert "from .api import" in (package / "retriever.py").read_text(encoding="utf-8")
+    assert run_cli(["--config", str(old_project), "migrate"]) == 0
+    out = capsys.readouterr().out
+    assert "+from rag_regress.api import" in out and "-from .api import" in out
+    for name in ("retriever.py", "generator.py"):
+        assert "from ." not in (package / name).read_text(encoding="utf-8"), name
+    assert run_cli(["--config", str(old_project), "baseline", "--quiet"]) == 0
+    assert run_cli(["--config", str(old_project), "gate", "--quiet"]) == 0
