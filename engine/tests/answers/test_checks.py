@@ -13,7 +13,7 @@ import pytest
 from conftest import SHIPPED, TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, evaluate_shipped, run_cli, write_project
 from rag_regress.answers.checks import missing_facts
 from rag_regress.answers.contract import found_in
-from rag_regress.answers.judges import JUDGE_VERSION, rules_digest
+from rag_regress.answers.judges import JUDGE_VERSIONS, rules_digest
 from rag_regress.api import ABSTENTION, Answer, Context, Document, Hit, System, looks_like_abstention
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.data import load_corpus
@@ -75,8 +75,8 @@ def test_report_rows_hold_each_answer_and_its_checks(project: Path) -> None:
     assert report["aggregate"]["key_facts"] == 1.0 and report["aggregate"]["faithfulness"] == 1.0
     assert report["settings"]["judge"] == {
         "name": "lexical",
-        "version": JUDGE_VERSION,
-        "rules": rules_digest(),
+        "version": JUDGE_VERSIONS["lexical"],
+        "rules": rules_digest("lexical"),
         "model": None,
         "revision": None,
         "threshold": 0.5,

@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
-from .judges import judged_names, versioned
+from .judges import backends, judged_names, versioned
 
 # Per-question answer checks; their names may appear in [gate.floors], [gate.checks] and
 # [gate] metrics. The report's aggregate holds their means.
@@ -29,7 +29,6 @@ ANSWER_CHECKS = {
     "key_facts": "answer holds every must_include string (answerable questions)",
     "faithfulness": "share of answer sentences the contexts support (answered questions)",
 }
-BACKENDS = ("lexical", "nli")  # the judges of answers/judges/, by [judge] backend
 DEFAULT_THRESHOLDS = {"lexical": 0.5, "nli": 0.5}  # lexical: max kappa on the tuning labels
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
 
@@ -100,8 +99,9 @@ class JudgeTable:
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, backend: str) -> str:
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown judge {backend!r}; one of: {', '.join(BACKENDS)}")
+        known = backends()
+        if backend not in known:
+            raise ValueError(f"unknown judge {backend!r}; one of: {', '.join(sorted(known))}")
         return backend
 
     @field_validator("names")

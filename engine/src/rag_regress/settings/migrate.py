@@ -112,9 +112,7 @@ def migrate_system_file(path: Path) -> Change | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # a file migrate did not find is not one it can fix
-    after = RELATIVE.sub(
-        lambda m: f"{m[1]}rag_regress.{m[2]}{m[3]}" if _engine_module(m[2]) else m[0], text
-    )
+    after = RELATIVE.sub(lambda m: f"{m[1]}rag_regress.{m[2]}{m[3]}" if _engine_module(m[2]) else m[0], text)
     return Change(path, text, after) if after != text else None
 
 
@@ -125,7 +123,9 @@ def system_files(config_path: Path) -> list[Path]:
     except EvalInputError:
         return []
     folder = next(
-        root / package for root in (config_path.parent / "src", config_path.parent) if (root / package).is_dir()
+        root / package
+        for root in (config_path.parent / "src", config_path.parent)
+        if (root / package).is_dir()
     )
     return [folder / "retriever.py", folder / "generator.py"]
 
@@ -162,7 +162,9 @@ def run_migrate(config_path: Path, dry_run: bool) -> int:
     for change in changes:
         print(change.diff(), end="")
     if not changes:
-        print("eval.toml, retriever.py and generator.py: already in this release's format; nothing to migrate")
+        print(
+            "eval.toml, retriever.py and generator.py: already in this release's format; nothing to migrate"
+        )
     elif dry_run:
         print(f"\n--dry-run: {len(changes)} file(s) would change; nothing written")
     else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.metadata
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,31 +35,58 @@ class Verdict:
     reason: str  # why it is unsupported ("" when supported)
 
 
-# A judge's version: bumped whenever its verdict on any claim may change. Reports record it
-# (with the digest of the rules it was measured with), and the gate refuses a baseline judged
-# by another version. A test pins RULES_DIGEST to this version, so a change to the rules
-# cannot ship without a new version (and a line in CHANGELOG.md).
-JUDGE_VERSION = "1.0"
-RULES_DIGEST = "4243ac3fa5327aee"  # rules_digest() of the rules JUDGE_VERSION names
+# Each built-in judge's version: bumped whenever its verdict on any claim may change. Reports
+# record it (with the digest of the rules it was measured with), and the gate refuses a
+# baseline judged by another version. A test pins RULES_DIGEST to these versions, so a change
+# to a judge's rules cannot ship without a new version (and a line in CHANGELOG.md).
+JUDGE_VERSIONS = {"lexical": "1.0", "nli": "1.0"}
+# rules_digest(name) of the rules each version names
+RULES_DIGEST = {"lexical": "481b83505f6a8d0c", "nli": "4124afc98ff5e9cd"}
+# The module of each built-in backend: a backend's rules are the shared files of judges/ and
+# text/ and its own module, never another backend's, so adding a backend changes no other.
+BUILTIN = {"lexical": "rag_regress.answers.judges.lexical", "nli": "rag_regress.answers.judges.nli"}
+ENTRY_POINTS = "rag_regress.judges"  # the group a package registers a judge backend under
 _RULES = (Path(__file__).parent, Path(__file__).parents[2] / "text")  # judges/ and text/
 
 
-def rules_digest() -> str:
-    """sha256 (first 16 hex digits) of the judges' source and word lists and the text helpers
-    they read: every .py and .toml file under answers/judges/ and text/, names and bytes."""
+def rules_digest(name: str) -> str:
+    """sha256 (first 16 hex digits) of the rules of built-in judge `name`: every .py and .toml
+    file under answers/judges/ and text/ (names and bytes), less the other backends' modules."""
+    others = {module.rsplit(".", 1)[1] + ".py" for key, module in BUILTIN.items() if key != name}
     digest = hashlib.sha256()
     for folder in _RULES:
         for path in sorted(folder.rglob("*")):
-            if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
-                digest.update(f"{folder.name}/{path.relative_to(folder).as_posix()}".encode() + b"\0")
-                text = path.read_bytes().replace(b"\r\n", b"\n")
-                digest.update(re.sub(rb"(?m)^RULES_DIGEST = .*$", b"", text) + b"\0")  # not itself
+            if path.suffix not in (".py", ".toml") or "__pycache__" in path.parts or path.name in others:
+                continue
+            if folder.name == "judges" and path.parent != folder:
+                continue  # a backend's own folder of helpers belongs to that backend only
+            digest.update(f"{folder.name}/{path.relative_to(folder).as_posix()}".encode() + b"\0")
+            text = path.read_bytes().replace(b"\r\n", b"\n")
+            digest.update(re.sub(rb"(?m)^RULES_DIGEST = .*$", b"", text) + b"\0")  # not itself
     return digest.hexdigest()[:16]
 
 
 def versioned(name: str) -> dict[str, Any]:
-    """The identity entries every judge records: its name, its version, the rules' digest."""
-    return {"name": name, "version": JUDGE_VERSION, "rules": rules_digest()}
+    """The identity entries a judge records: its name, version and rules' digest. A backend a
+    package registers declares `VERSION` in its module (its rules are that package's)."""
+    if name in BUILTIN:
+        return {"name": name, "version": JUDGE_VERSIONS[name], "rules": rules_digest(name)}
+    module = backends().get(name)
+    try:
+        version = getattr(importlib.import_module(module), "VERSION", None) if module else None
+    except ImportError:
+        version = None  # building the judge says what is missing
+    return {"name": name, "version": version, "rules": None}
+
+
+def backends() -> dict[str, str]:
+    """Every judge backend by [judge] backend name: the built-in ones, and any an installed
+    package registers under the entry-point group `rag_regress.judges` ("name = module", the
+    module holding `build(settings, config_path) -> Judge`)."""
+    found = dict(BUILTIN)
+    for point in importlib.metadata.entry_points(group=ENTRY_POINTS):
+        found.setdefault(point.name, point.value)
+    return found
 
 
 _TRIED = 5  # windows a claim is checked against, best first: enough for the sentence it came from
@@ -152,19 +180,23 @@ def _tied(
 
 
 def build_judge(settings: Any, config_path: Any) -> Judge:
-    """The judge named by [judge] backend. EvalInputError if it is not part of this project."""
-    try:  # literal names, so a reader (and an import-graph check) sees every import
-        if settings.backend == "nli":  # nli.py exists only in projects generated with it
-            module = importlib.import_module(".nli", __name__)
-        else:
-            module = importlib.import_module(".lexical", __name__)
-    except ModuleNotFoundError as error:
-        if error.name != f"{__name__}.{settings.backend}":
-            raise
+    """The judge named by [judge] backend (see `backends`). EvalInputError if its module, or a
+    library it needs, is not installed: never a silent fallback to another judge."""
+    module_name = backends().get(settings.backend)
+    if module_name is None:
         raise EvalInputError(
             config_path,
-            f"[judge] backend = {settings.backend!r}, but this project was generated without that judge",
-            'use backend = "lexical", or regenerate the project with judge=' + settings.backend,
+            f"[judge] backend = {settings.backend!r} is no judge installed here",
+            f"use one of: {', '.join(sorted(backends()))}, or install the package that provides it",
+            settings.line,
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        raise EvalInputError(
+            config_path,
+            f"[judge] backend = {settings.backend!r} needs {error.name!r}, which is not installed",
+            f"install what it needs, e.g. the engine's extra: pip install 'rag-regress[{settings.backend}]'",
             settings.line,
         ) from None
     judge: Judge = module.build(settings, config_path)  # each backend's build() returns its Judge
