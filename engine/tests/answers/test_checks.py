@@ -324,8 +324,8 @@ def test_unknown_generation_option_is_invalid_input(tmp_path: Path) -> None:
 
 
 def test_unknown_judge_backend_names_the_line(tmp_path: Path) -> None:
-    path = write_project(tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "llm"\n')
-    with pytest.raises(EvalInputError, match="unknown judge 'llm'") as caught:
+    path = write_project(tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "gpt"\n')
+    with pytest.raises(EvalInputError, match="unknown judge 'gpt'") as caught:
         load_config(path)
     assert caught.value.line == TINY_CONFIG.count("\n") + 3
 

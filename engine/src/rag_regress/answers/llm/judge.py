@@ -1,0 +1,377 @@
+"""The LLM judge: a chat model behind any OpenAI-compatible chat-completions endpoint.
+
+[judge] backend = "llm" (registered as an entry point in pyproject.toml, like any backend a
+package adds). One request per answer (per vote): the answer's sentences are grouped by the
+contexts they were written from and sent numbered, with the numbered contexts, as one
+POST {base_url}/chat/completions with `model`, `temperature`, `seed` and
+`response_format = {"type": "json_object"}`; the system message is the prompt (prompt.py).
+The reply's message content must be exactly
+
+    {"verdicts": [{"id": <sentence number>, "supported": <bool>, "evidence": "<quote>"}]}
+
+with one verdict for each sentence asked and none other. Then, per sentence:
+
+  evidence  a "supported" whose quote is not in one of the contexts (read as the other judges
+            read text: Unicode forms, quote characters, dashes, contractions, case and runs of
+            whitespace do not matter; anything else does) counts as "not supported"; so does
+            a quote of fewer than three words that is not a whole sentence
+  votes     with `votes` > 1, one request per vote (vote i with seed + i); the score is the
+            share of votes that found support, and the sentence is supported when the score
+            reaches `threshold` (0.5 by default: a majority, with an odd number of votes)
+  guard     the shared guard (judges/guard.py) checks the sentence against the window of the
+            contexts (one or two sentences) holding the quote, as it checks every judge's
+            verdicts: numbers, dates, names, negation. A supported verdict therefore always
+            rests on a window of the contexts the guard accepts, which the verdict cache
+            re-checks before it reuses one (answers/cache.py)
+
+Never a silent pass: a reply that is not that JSON, lacks a sentence, or names one not asked
+for, and a request that still fails after its retries, stop the run with EvalInputError
+(exit 2) naming the answer (its first sentence) and what went wrong. Requests go through the
+engine's caller (retrieval/caller.py): `concurrency` at once, at most `rate_limit` a second,
+429, 5xx, timeouts and connection errors retried `retries` times after `backoff` seconds,
+doubled each time; any other HTTP error is not retried.
+
+`LLMJudge.stats` counts the requests (retries included), the retries, the failed requests and
+the tokens the server reported (`usage`); each run prints them on stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import EvalInputError
+from ...retrieval.caller import Caller
+from ...retrieval.calls import time_limit
+from ...retrieval.executor import executor_for
+from ...retrieval.ratelimit import RateLimit
+from ...retrieval.retries import RetryPolicy
+from ..judges import Item, Verdict, judged_names, rules_digest
+from ..judges.claims import windows
+from ..judges.guard import guard
+from ..judges.words import plain
+from ..settings import JudgeSettings
+from .client import Client, Completion, Refused, Transient, shortened
+from .prompt import prompt_digest, read_prompt
+
+VERSION = "1.0"  # bump whenever a verdict may change: the prompt, the request, the checks below
+PER_REQUEST = 32  # sentences in one request at most (an answer's, or several answers' of the same contexts)
+MIN_QUOTE_WORDS = 3  # a shorter quote is evidence only when it is a whole sentence of a context
+SEED_RANGE = 2**31  # vote i sends (seed + i) modulo this: every server takes a 32-bit seed
+KEYS = {"id", "supported", "evidence"}
+SCHEMA = '{"verdicts": [{"id": <sentence number>, "supported": true or false, "evidence": "<quote>"}]}'
+
+Ballot = tuple[bool, str]  # one vote on one sentence: supported, and its evidence
+
+
+def identity(settings: JudgeSettings) -> dict[str, Any]:
+    """What makes the LLM judge's verdicts: the built judge's identity, and JudgeSettings'.
+    The rules are the shared guard's and the text reading's (judges/ and text/, less the
+    other backends' modules): they decide verdicts here too. Never the API key."""
+    return {
+        "name": "llm",
+        "version": VERSION,
+        "rules": rules_digest("llm"),
+        "model": settings.model,
+        "revision": None,
+        "threshold": settings.threshold,
+        "base_url": settings.base_url,
+        "prompt": prompt_digest(read_prompt(settings.prompt)),
+        "votes": settings.votes,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+    } | judged_names(settings.names, settings.tiers)
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """One request's worth: sentences sharing their contexts."""
+
+    contexts: tuple[str, ...]
+    claims: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _reading(text: str) -> str:
+    """`text` as quotes are compared: the judges' plain-text reading, case folded, each run
+    of whitespace one space."""
+    return " ".join(plain(text).casefold().split())
+
+
+def _quote(evidence: str) -> str:
+    return _reading(evidence).strip(" .!?\"'")
+
+
+def _quote_problem(evidence: str, contexts: tuple[str, ...]) -> str | None:
+    """Why `evidence` does not show support in `contexts`; None when it does."""
+    quote = _quote(evidence)
+    shown = repr(shortened(evidence, 120))
+    if not quote:
+        return "the judge found support but gave no quote from the contexts"
+    if not any(quote in _reading(context) for context in contexts):
+        return f"the judge's quote is not in the contexts: {shown}"
+    if len(quote.split()) < MIN_QUOTE_WORDS and not any(quote == _quote(w) for w in windows(contexts)):
+        return f"the judge's quote is too short to show support: {shown}"
+    return None
+
+
+def _quoted_windows(evidence: str, contexts: tuple[str, ...]) -> list[str]:
+    """The windows of the contexts (claims.windows: one or two sentences) holding the quote,
+    shortest first; for a quote longer than two sentences, the windows inside it."""
+    quote = _quote(evidence)
+    found = windows(contexts)
+    holding = [window for window in found if quote in _reading(window)]
+    return holding or [window for window in found if _quote(window) and _quote(window) in quote]
+
+
+def ballots(content: str, claims: Sequence[str]) -> list[Ballot]:
+    """The verdicts of one reply, in sentence order. ValueError saying what does not match
+    the schema: not JSON, other keys, a sentence without a verdict, a verdict of a sentence
+    not asked for, a sentence given two verdicts."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        raise ValueError(f"it is not JSON: {shortened(content)!r}") from None
+    if not isinstance(data, dict) or set(data) != {"verdicts"} or not isinstance(data["verdicts"], list):
+        raise ValueError(f'it must be an object whose one key "verdicts" holds a list, got {_shown(data)}')
+    given: dict[int, Ballot] = {}
+    for position, entry in enumerate(data["verdicts"], start=1):
+        if not isinstance(entry, dict) or set(entry) != KEYS:
+            raise ValueError(
+                f"verdict {position} must hold exactly id, supported and evidence, got {_shown(entry)}"
+            )
+        number, supported, evidence = entry["id"], entry["supported"], entry["evidence"]
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise ValueError(f"verdict {position}: id must be a sentence number, got {_shown(number)}")
+        if not isinstance(supported, bool):
+            raise ValueError(f"verdict {position}: supported must be true or false, got {_shown(supported)}")
+        if not isinstance(evidence, str):
+            raise ValueError(f"verdict {position}: evidence must be text, got {_shown(evidence)}")
+        if number in given:
+            raise ValueError(f"it gives sentence {number} two verdicts")
+        given[number] = (supported, evidence)
+    asked = range(1, len(claims) + 1)
+    extra = sorted(set(given) - set(asked))
+    if extra:
+        numbers = ", ".join(map(str, extra))
+        asked_for = f"sentences 1 to {len(claims)}" if len(claims) > 1 else "sentence 1"
+        raise ValueError(f"it judges sentence(s) {numbers}, which were not asked ({asked_for})")
+    missing = [number for number in asked if number not in given]
+    if missing:
+        first = missing[0]
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        claim = shortened(claims[first - 1], 80)
+        raise ValueError(f"it has no verdict for sentence {first} ({claim!r}){more}")
+    return [given[number] for number in asked]
+
+
+def _shown(value: object) -> str:
+    return shortened(json.dumps(value, ensure_ascii=False), 120)
+
+
+def user_message(ask: _Ask) -> str:
+    """The contexts and the sentences to judge, numbered, as the request's user message."""
+    contexts = "\n\n".join(f"Context {n}:\n{text.strip()}" for n, text in enumerate(ask.contexts, start=1))
+    claims = "\n".join(f"{n}. {' '.join(claim.split())}" for n, claim in enumerate(ask.claims, start=1))
+    return f"CONTEXTS\n\n{contexts}\n\nSENTENCES\n\n{claims}\n"
+
+
+class LLMJudge:
+    """The judge [judge] backend = "llm" builds (module doc)."""
+
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        config_path: Path | str,
+        api_key: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        if settings.base_url is None:
+            raise ValueError("no base_url")
+        self.settings = settings
+        self.config_path = config_path
+        self.prompt = read_prompt(settings.prompt)
+        self.identity: dict[str, Any] = identity(settings)
+        self.client = Client(settings.base_url, api_key, settings.timeout)
+        self.has_key = bool(api_key)
+        retry = RetryPolicy(settings.retries, settings.backoff, (Transient,), sleep)
+        self.caller = Caller(executor_for(settings.concurrency), retry, RateLimit(settings.rate_limit))
+        self._tokens = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        self._lock = threading.Lock()
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """What this judge asked of the server so far: requests (retries included), retries,
+        failed requests, and the tokens the server reported."""
+        counts = self.caller.counts
+        with self._lock:
+            tokens = dict(self._tokens)
+        return {"requests": counts.calls, "retries": counts.retries, "failed": counts.errors, **tokens}
+
+    def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
+        """One verdict per item, in order; one request per group of sentences sharing their
+        contexts (and per vote). An item asked twice is asked of the server once."""
+        judged: dict[Item, Verdict] = {}
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for claim, contexts in dict.fromkeys(items):
+            if windows(contexts):
+                groups.setdefault(contexts, []).append(claim)
+            else:  # nothing to quote: as every judge says it
+                judged[(claim, contexts)] = Verdict(False, 0.0, "", "no context to check it against")
+        asks = [
+            _Ask(contexts, tuple(claims[start : start + PER_REQUEST]))
+            for contexts, claims in groups.items()
+            for start in range(0, len(claims), PER_REQUEST)
+        ]
+        votes = self.settings.votes
+        before = self.stats
+        with time_limit(0):  # each request is bounded by [judge] timeout, not by [run] timeout
+            tasks = [(ask, vote) for ask in asks for vote in range(votes)]
+            replies = self.caller.map(self._vote, tasks, "judging")
+        for number, ask in enumerate(asks):
+            given = replies[number * votes : (number + 1) * votes]
+            for position, claim in enumerate(ask.claims):
+                judged[(claim, ask.contexts)] = self.decide(claim, ask.contexts, [b[position] for b in given])
+        self._say(before)
+        return [judged[item] for item in items]
+
+    def body(self, ask: _Ask, vote: int) -> dict[str, Any]:
+        """The chat-completions request of one vote on `ask`."""
+        settings = self.settings
+        return {
+            "model": settings.model,
+            "messages": [
+                {"role": "system", "content": self.prompt},
+                {"role": "user", "content": user_message(ask)},
+            ],
+            "temperature": settings.temperature,
+            "seed": (settings.seed + vote) % SEED_RANGE,
+            "response_format": {"type": "json_object"},
+        }
+
+    def _vote(self, task: tuple[_Ask, int]) -> list[Ballot]:
+        ask, vote = task
+        try:
+            reply: Completion = self.caller.call(self.client.complete, self.body(ask, vote))
+        except Transient as error:
+            attempts = self.settings.retries + 1
+            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+            raise self._error(ask, f"{error} ({tried})", self._busy()) from None
+        except Refused as error:
+            raise self._error(ask, str(error), self._refused(error.status)) from None
+        with self._lock:
+            for name, value in reply.usage.items():
+                self._tokens[name] += value
+        try:
+            return ballots(reply.content, ask.claims)
+        except ValueError as error:
+            cut = " (cut short: finish_reason 'length')" if reply.finish_reason == "length" else ""
+            fix = (
+                f"use a model that supports JSON mode (response_format json_object) and follows the "
+                f"prompt, or give it a prompt it follows ([judge] prompt); the reply must be {SCHEMA}"
+            )
+            problem = f"the model's reply does not match the schema{cut}: {error}"
+            raise self._error(ask, problem, fix) from None
+
+    def decide(self, claim: str, contexts: tuple[str, ...], votes: list[Ballot]) -> Verdict:
+        """The verdict of one sentence from its votes (module doc: evidence, votes, guard)."""
+        found: list[str] = []  # the quotes of the votes that found support
+        problems: list[str] = []  # why the other "supported" votes do not count
+        for supported, evidence in votes:
+            if supported:
+                problem = _quote_problem(evidence, contexts)
+                (problems if problem else found).append(problem or evidence)
+        score = len(found) / len(votes)
+        tally = f" ({len(found)} of {len(votes)} votes found support)" if len(votes) > 1 else ""
+        if not (score > 0 and score >= self.settings.threshold):
+            reason = problems[0] if problems else "the judge found no support in the contexts"
+            return Verdict(False, score, "", reason + tally)
+        context = "\n".join(contexts)
+        names, tiers = self.settings.names, self.settings.tiers
+        rejected: Verdict | None = None
+        for evidence in found:
+            for window in _quoted_windows(evidence, contexts):
+                problem = guard(claim, window, context, names, tiers)
+                if problem is None:
+                    return Verdict(True, score, window, "")
+                rejected = rejected or Verdict(False, 0.0, window, problem)
+        shown = repr(shortened(found[0], 120))
+        return rejected or Verdict(
+            False, 0.0, "", f"the judge's quote is not within two consecutive sentences of a context: {shown}"
+        )
+
+    def _error(self, ask: _Ask, problem: str, fix: str) -> EvalInputError:
+        first = shortened(ask.claims[0], 80)
+        more = len(ask.claims) - 1
+        others = f" (and {more} more sentence{'s' if more > 1 else ''})" if more else ""
+        return EvalInputError(
+            self.config_path,
+            f"[judge] llm: judging the answer {first!r}{others} at {self.client.url}: {problem}",
+            fix,
+            self.settings.line,
+        )
+
+    def _busy(self) -> str:
+        settings = self.settings
+        return (
+            f"check that the server at {settings.base_url} is up and serves {settings.model!r}; when it is "
+            "slow or busy, raise [judge] timeout or retries, or lower concurrency and set rate_limit"
+        )
+
+    def _refused(self, status: int) -> str:
+        settings = self.settings
+        if status in (401, 403):
+            now = "is set" if self.has_key else "is not set"
+            variable = settings.api_key_env
+            return f"set the environment variable {variable} (now it {now}) to a key the server accepts"
+        if status == 404:
+            return (
+                "check [judge] base_url (most servers want the address up to /v1, e.g. "
+                f"http://127.0.0.1:8000/v1) and that the server serves model {settings.model!r}"
+            )
+        if 300 <= status < 400:
+            return "set [judge] base_url to the address the server redirects to (redirects are not followed)"
+        if status == 0:
+            return "check that [judge] base_url points at an OpenAI-compatible chat-completions API"
+        return f"check [judge] model ({settings.model!r}) and the server's log: it refused the request"
+
+    def _say(self, before: dict[str, int]) -> None:
+        """This call's requests and tokens, on stderr (the verdict cache line counts one judge call)."""
+        now = self.stats
+        made = {name: now[name] - before[name] for name in now}
+        if not made["requests"]:
+            return
+        total = made["total_tokens"] or made["prompt_tokens"] + made["completion_tokens"]
+        tokens = (
+            f"{total:,} tokens ({made['prompt_tokens']:,} prompt, {made['completion_tokens']:,} completion)"
+            if total
+            else "no token usage reported"
+        )
+        requests = f"{made['requests']} requests ({made['retries']} retries)"
+        print(f"LLM judge: {requests}, {tokens}", file=sys.stderr)
+
+
+def build(settings: JudgeSettings, config_path: Path | str) -> LLMJudge:
+    """The judge of [judge] backend = "llm"; the API key from the environment variable
+    `api_key_env` names (none sent when it is unset or empty)."""
+    if settings.base_url is None:
+        raise EvalInputError(
+            config_path,
+            '[judge] backend = "llm" needs base_url, the address of an OpenAI-compatible server',
+            'e.g. base_url = "http://127.0.0.1:8000/v1"',
+            settings.line,
+        )
+    try:
+        return LLMJudge(settings, config_path, os.environ.get(settings.api_key_env) or None)
+    except ValueError as error:  # the prompt file went missing since eval.toml was read
+        raise EvalInputError(
+            config_path, f"[judge] prompt: {error}", "name a UTF-8 text file in [judge] prompt", settings.line
+        ) from None

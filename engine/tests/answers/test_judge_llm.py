@@ -1,0 +1,610 @@
+"""The LLM judge ([judge] backend = "llm") against a real HTTP server on 127.0.0.1, started by
+these tests, that speaks the OpenAI chat-completions wire format and answers as each test
+scripts it: the request it receives, retries after 429, 5xx and timeouts, replies that do
+not match the schema, quotes that are not in the contexts, votes, the API key, and the gate
+end to end on the tiny project. Every retry waits milliseconds ([judge] backoff), every
+timeout is a fraction of a second."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import TINY_CONFIG, run_cli, write_project
+from rag_regress.answers.checks import judge_all
+from rag_regress.answers.judges import build_judge, rules_digest
+from rag_regress.answers.llm import judge as llm
+from rag_regress.answers.llm.prompt import SHIPPED, prompt_digest
+from rag_regress.answers.settings import JudgeSettings
+from rag_regress.errors import EvalInputError
+from rag_regress.settings.config import load_config
+
+CONFIG = Path("eval.toml")
+INVOICES = (
+    "Download invoices as PDF files from the Billing page. "
+    "Invoices are issued on the first day of each month."
+)
+EXPORTS = "Export projects as CSV files. Exports are limited to 1000 rows."
+CONTEXTS = (INVOICES, EXPORTS)
+
+# -- the server -------------------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """What the server sends for one request: a status, a body (a dict is sent as JSON), after
+    `delay` seconds."""
+
+    status: int = 200
+    body: dict[str, Any] | bytes = b""
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    method: str = "POST"
+
+    @property
+    def user(self) -> str:
+        return str(self.body["messages"][1]["content"])
+
+    @property
+    def sentences(self) -> dict[int, str]:
+        part = self.user.split("SENTENCES\n\n", 1)[1]
+        return {int(n): text for n, text in re.findall(r"(?m)^(\d+)\. (.*)$", part)}
+
+
+def chat(content: str, usage: dict[str, int] | None = None) -> Reply:
+    """A chat completion whose message content is `content`."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": "judge-model",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return Reply(body=body)
+
+
+def verdicts(*entries: tuple[int, bool, str]) -> Reply:
+    content = json.dumps({"verdicts": [{"id": i, "supported": s, "evidence": e} for i, s, e in entries]})
+    return chat(content, {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120})
+
+
+def quoting(unsupported: Callable[[str], bool] = lambda sentence: False) -> Callable[[Received], Reply]:
+    """A server that finds every sentence supported, quoting the sentence itself, except those
+    `unsupported` picks."""
+
+    def reply(request: Received) -> Reply:
+        said = request.sentences
+        return verdicts(
+            *((n, not unsupported(text), "" if unsupported(text) else text) for n, text in said.items())
+        )
+
+    return reply
+
+
+@dataclass
+class Server:
+    """The scripted server: `script` answers the next requests, in order, then `default`."""
+
+    url: str = ""
+    script: list[Reply | Callable[[Received], Reply]] = field(default_factory=list)
+    default: Callable[[Received], Reply] = field(default_factory=quoting)
+    received: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, request: Received) -> Reply:
+        with self.lock:
+            self.received.append(request)
+            step = self.script.pop(0) if self.script else self.default
+        return step(request) if callable(step) else step
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length)) if length else {}
+        received = Received(self.path, dict(self.headers.items()), body, self.command)
+        reply = self.server.fake.answer(received)
+        time.sleep(reply.delay)
+        data = json.dumps(reply.body).encode() if isinstance(reply.body, dict) else reply.body
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up waiting (the timeout tests)
+            pass
+
+    do_GET = do_POST  # a followed redirect would arrive as a GET: recorded too
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a handler still sleeping for a timed-out client is not waited for
+    fake: Server
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    http = _HTTPServer(("127.0.0.1", 0), _Handler)
+    fake = http.fake = Server(url=f"http://127.0.0.1:{http.server_address[1]}/v1")
+    thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        http.shutdown()
+        http.server_close()
+        thread.join(5)
+
+
+def settings(server: Server, **more: Any) -> JudgeSettings:
+    values: dict[str, Any] = {
+        "backend": "llm",
+        "base_url": server.url,
+        "model": "judge-model",
+        "timeout": 2.0,
+        "retries": 2,
+        "backoff": 0.01,
+        "concurrency": 1,
+    }
+    return JudgeSettings(**(values | more))
+
+
+def judge_of(server: Server, **more: Any) -> llm.LLMJudge:
+    built = build_judge(settings(server, **more), CONFIG)
+    assert isinstance(built, llm.LLMJudge)
+    return built
+
+
+# -- one request per answer -------------------------------------------------------------------
+
+
+def test_an_answer_is_one_request_holding_its_numbered_sentences_and_contexts(server: Server) -> None:
+    claims = [
+        "Download invoices as PDF files from the Billing page.",
+        "Invoices are issued on the first day of every month.",
+        "Invoices are sent by email.",
+    ]
+    server.script = [
+        verdicts(
+            (1, True, "Download invoices as PDF files from the Billing page."),
+            (2, True, "Invoices are issued on the first day of each month."),
+            (3, False, ""),
+        )
+    ]
+    judge = judge_of(server, seed=7)
+    found = judge.verdicts([(claim, CONTEXTS) for claim in claims])
+
+    assert [v.supported for v in found] == [True, True, False]
+    assert found[1].window == "Invoices are issued on the first day of each month." and found[1].score == 1.0
+    assert found[2].reason == "the judge found no support in the contexts" and found[2].score == 0.0
+    (request,) = server.received
+    assert request.path == "/v1/chat/completions"
+    body = request.body
+    assert body["model"] == "judge-model" and body["temperature"] == 0 and body["seed"] == 7
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"][0] == {"role": "system", "content": SHIPPED.read_text(encoding="utf-8")}
+    assert body["messages"][1]["role"] == "user"
+    assert f"Context 1:\n{INVOICES}\n\nContext 2:\n{EXPORTS}" in request.user
+    assert request.sentences == dict(enumerate(claims, start=1))
+    assert "Authorization" not in request.headers  # no key in the environment: none sent
+    assert judge.stats == {
+        "requests": 1,
+        "retries": 0,
+        "failed": 0,
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "total_tokens": 120,
+    }
+
+
+def test_answers_of_other_contexts_are_other_requests_and_repeats_are_asked_once(server: Server) -> None:
+    judge = judge_of(server, concurrency=3)
+    items = [
+        ("Export projects as CSV files.", (EXPORTS,)),
+        ("Download invoices as PDF files from the Billing page.", (INVOICES,)),
+        ("Export projects as CSV files.", (EXPORTS,)),
+        ("Exports are limited to 1000 rows.", (EXPORTS,)),
+    ]
+    assert all(v.supported for v in judge.verdicts(items))
+    asked = sorted(tuple(request.sentences.values()) for request in server.received)
+    assert asked == [
+        ("Download invoices as PDF files from the Billing page.",),
+        ("Export projects as CSV files.", "Exports are limited to 1000 rows."),
+    ]
+
+
+def test_a_sentence_without_contexts_is_unsupported_without_a_request(server: Server) -> None:
+    (verdict,) = judge_of(server).verdicts([("Invoices are PDF files.", ())])
+    assert not verdict.supported and verdict.reason == "no context to check it against"
+    assert server.received == []
+
+
+# -- retries ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_a_busy_or_failing_server_is_asked_again(server: Server, status: int) -> None:
+    server.script = [Reply(status, {"error": {"message": "busy, try later"}})]
+    judge = judge_of(server)
+    (verdict,) = judge.verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert verdict.supported
+    assert len(server.received) == 2 and server.received[0].body == server.received[1].body
+    assert judge.stats["requests"] == 2 and judge.stats["retries"] == 1 and judge.stats["failed"] == 1
+
+
+def test_a_reply_slower_than_the_timeout_is_asked_again(server: Server) -> None:
+    slow = quoting()
+
+    def late(request: Received) -> Reply:
+        reply = slow(request)
+        reply.delay = 0.6
+        return reply
+
+    server.script = [late]
+    judge = judge_of(server, timeout=0.2)
+    started = time.monotonic()
+    (verdict,) = judge.verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert verdict.supported and len(server.received) == 2 and judge.stats["retries"] == 1
+    assert time.monotonic() - started < 0.6  # it did not wait for the slow reply
+
+
+def test_a_server_failing_after_every_retry_stops_the_run_naming_the_answer(server: Server) -> None:
+    server.default = lambda request: Reply(500, b"upstream model crashed")
+    judge = judge_of(server, retries=2)
+    with pytest.raises(EvalInputError) as caught:
+        judge.verdicts([("Exports are limited to 1000 rows in every plan.", CONTEXTS)])
+    error = caught.value
+    assert len(server.received) == 3 and judge.stats["requests"] == 3 and judge.stats["retries"] == 2
+    assert "'Exports are limited to 1000 rows in every plan.'" in error.problem
+    assert "HTTP 500" in error.problem and "upstream model crashed" in error.problem
+    assert "(3 attempts)" in error.problem
+    assert server.url in error.fix and "retries" in error.fix
+
+
+def test_a_server_that_is_not_there_stops_the_run(server: Server) -> None:
+    with socket.socket() as free:  # a port nothing listens on once this closes
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server, base_url=f"http://127.0.0.1:{port}/v1", retries=1).verdicts([("A claim.", CONTEXTS)])
+    assert "cannot connect" in caught.value.problem and "(2 attempts)" in caught.value.problem
+
+
+def test_a_redirect_is_not_followed(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """urllib would resend the key, as a GET, to wherever the server points: not followed."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-789")
+    server.default = lambda request: Reply(302, b"", headers={"Location": f"{server.url}/elsewhere"})
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server).verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert [(r.method, r.path) for r in server.received] == [("POST", "/v1/chat/completions")]
+    assert f"HTTP 302 Found: redirects to {server.url}/elsewhere" in caught.value.problem
+    assert "redirects are not followed" in caught.value.fix
+
+
+@pytest.mark.parametrize(
+    ("status", "fix"),
+    [(400, "model ('judge-model')"), (401, "OPENAI_API_KEY (now it is not set)"), (404, "base_url")],
+)
+def test_a_refused_request_is_not_retried(server: Server, status: int, fix: str) -> None:
+    server.default = lambda request: Reply(status, {"error": {"message": "no such thing"}})
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server).verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert len(server.received) == 1
+    assert f"HTTP {status}" in caught.value.problem and "no such thing" in caught.value.problem
+    assert fix in caught.value.fix
+
+
+# -- replies that do not match the schema -----------------------------------------------------
+
+CLAIMS = ["Export projects as CSV files.", "Exports are limited to 1000 rows."]
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("the first sentence is supported", "it is not JSON: 'the first sentence is supported'"),
+        ('{"verdicts": [{"id": 1, "supported": true', "it is not JSON"),
+        ('[{"id": 1, "supported": true, "evidence": ""}]', 'one key "verdicts"'),
+        ('{"verdicts": [], "note": "x"}', 'one key "verdicts"'),
+        (
+            '{"verdicts": [{"id": 1, "supported": true}]}',
+            "verdict 1 must hold exactly id, supported and evidence",
+        ),
+        ('{"verdicts": [{"id": "1", "supported": true, "evidence": ""}]}', "id must be a sentence number"),
+        ('{"verdicts": [{"id": 1, "supported": "yes", "evidence": ""}]}', "supported must be true or false"),
+    ],
+)
+def test_a_reply_that_is_not_the_schema_stops_the_run(server: Server, content: str, said: str) -> None:
+    server.default = lambda request: chat(content)
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server).verdicts([(claim, CONTEXTS) for claim in CLAIMS])
+    assert (
+        "the model's reply does not match the schema" in caught.value.problem and said in caught.value.problem
+    )
+    assert "'Export projects as CSV files.' (and 1 more sentence)" in caught.value.problem
+    assert "JSON mode" in caught.value.fix
+    assert len(server.received) == 1  # not retried: the same request gets the same reply
+
+
+@pytest.mark.parametrize(
+    ("entries", "said"),
+    [
+        (
+            [(1, True, "Export projects as CSV files.")],
+            "no verdict for sentence 2 ('Exports are limited to 1000 rows.')",
+        ),
+        (
+            [(1, True, "Export projects as CSV files."), (2, False, ""), (3, False, "")],
+            "judges sentence(s) 3, which were not asked (sentences 1 to 2)",
+        ),
+        (
+            [(1, True, "Export projects as CSV files."), (1, False, ""), (2, False, "")],
+            "sentence 1 two verdicts",
+        ),
+    ],
+    ids=["missing", "extra", "twice"],
+)
+def test_a_reply_missing_a_sentence_or_judging_another_stops_the_run(
+    server: Server, entries: list[tuple[int, bool, str]], said: str
+) -> None:
+    server.default = lambda request: verdicts(*entries)
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server).verdicts([(claim, CONTEXTS) for claim in CLAIMS])
+    assert said in caught.value.problem, caught.value.problem
+
+
+def test_a_reply_without_choices_is_no_chat_completion(server: Server) -> None:
+    server.default = lambda request: Reply(200, {"object": "list", "data": []})
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server).verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert "not a chat completion" in caught.value.problem and "OpenAI-compatible" in caught.value.fix
+
+
+# -- evidence, the guard, votes ---------------------------------------------------------------
+
+
+def test_a_quote_that_is_not_in_the_contexts_is_no_support(server: Server) -> None:
+    server.script = [verdicts((1, True, "Exports are limited to 5000 rows on the Business plan."))]
+    (verdict,) = judge_of(server).verdicts([("Exports are limited to 5000 rows.", CONTEXTS)])
+    assert not verdict.supported
+    assert verdict.reason == (
+        "the judge's quote is not in the contexts: 'Exports are limited to 5000 rows on the Business plan.'"
+    )
+
+
+def test_a_quote_is_compared_after_the_judges_reading_of_text(server: Server) -> None:
+    """Case, runs of whitespace, curly quotes and a final full stop do not matter."""
+    server.script = [verdicts((1, True, "export  projects as\nCSV files"))]
+    (verdict,) = judge_of(server).verdicts([("Projects can be exported as CSV files.", CONTEXTS)])
+    assert verdict.supported and verdict.window == "Export projects as CSV files."
+
+
+def test_a_quote_of_a_word_or_two_is_no_support(server: Server) -> None:
+    server.script = [verdicts((1, True, "CSV files"))]
+    (verdict,) = judge_of(server).verdicts([("Projects can be exported as CSV files.", CONTEXTS)])
+    assert (
+        not verdict.supported
+        and verdict.reason == "the judge's quote is too short to show support: 'CSV files'"
+    )
+
+
+def test_the_guard_checks_the_quoted_window_as_for_every_judge(server: Server) -> None:
+    """The model quotes the right sentence but misses the number: the guard catches it, and a
+    supported verdict always rests on a window the guard (and so the verdict cache) accepts."""
+    server.script = [verdicts((1, True, "Exports are limited to 1000 rows."))]
+    (verdict,) = judge_of(server).verdicts([("Exports are limited to 500 rows.", CONTEXTS)])
+    assert not verdict.supported and verdict.score == 0.0 and "500" in verdict.reason
+    assert verdict.window == "Exports are limited to 1000 rows."
+
+
+def test_votes_decide_by_their_share(server: Server) -> None:
+    """votes = 3: one request per vote (seeds 5, 6, 7); two of three find support."""
+
+    def by_seed(request: Received) -> Reply:
+        supported = request.body["seed"] != 6
+        return verdicts((1, supported, "Export projects as CSV files." if supported else ""))
+
+    server.default = by_seed
+    judge = judge_of(server, votes=3, temperature=0.7, seed=5, concurrency=3)
+    (verdict,) = judge.verdicts([("Projects can be exported as CSV files.", CONTEXTS)])
+    assert verdict.supported and verdict.score == pytest.approx(2 / 3)
+    assert sorted(r.body["seed"] for r in server.received) == [5, 6, 7]
+    assert {r.body["temperature"] for r in server.received} == {0.7}
+
+    server.default = lambda request: (
+        by_seed(request) if request.body["seed"] == 5 else verdicts((1, False, ""))
+    )
+    (verdict,) = judge.verdicts([("Projects are exported as CSV files.", CONTEXTS)])
+    assert not verdict.supported and verdict.score == pytest.approx(1 / 3)
+    assert verdict.reason == "the judge found no support in the contexts (1 of 3 votes found support)"
+
+
+# -- the API key, the identity, the settings --------------------------------------------------
+
+
+def test_the_api_key_is_sent_from_the_variable_named_and_recorded_nowhere(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-test-secret-123")
+    table = settings(server, api_key_env="TEAM_JUDGE_KEY")
+    judge = build_judge(table, CONFIG)
+    judge.verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert server.received[0].headers["Authorization"] == "Bearer sk-test-secret-123"
+    assert judge.identity == table.identity()
+    assert "sk-test-secret" not in json.dumps(judge.identity) + json.dumps(table.identity())
+
+
+def test_the_identity_names_what_makes_the_verdicts(server: Server, tmp_path: Path) -> None:
+    table = settings(server, votes=3, temperature=0.5, seed=11, threshold=0.6, names=["Acme"])
+    assert table.identity() == {
+        "name": "llm",
+        "version": llm.VERSION,
+        "rules": rules_digest("llm"),
+        "model": "judge-model",
+        "revision": None,
+        "threshold": 0.6,
+        "base_url": server.url,
+        "prompt": prompt_digest(SHIPPED.read_text(encoding="utf-8")),
+        "votes": 3,
+        "temperature": 0.5,
+        "seed": 11,
+        "names": ["Acme"],
+    }
+    assert build_judge(table, CONFIG).identity == table.identity()
+
+
+def test_a_prompt_file_replaces_the_engines_and_changes_the_identity(server: Server, tmp_path: Path) -> None:
+    text = 'Judge each sentence. Reply {"verdicts": [...]}.\n'
+    (tmp_path / "prompt.txt").write_text(text, encoding="utf-8")
+    config = (
+        TINY_CONFIG
+        + f'\n[judge]\nbackend = "llm"\nbase_url = "{server.url}"\nmodel = "m"\nprompt = "prompt.txt"\n'
+    )
+    table = load_config(write_project(tmp_path, config=config)).judge
+    assert table.prompt == (tmp_path / "prompt.txt").resolve()
+    assert (
+        table.identity()["prompt"]
+        == prompt_digest(text)
+        != prompt_digest(SHIPPED.read_text(encoding="utf-8"))
+    )
+    build_judge(table, CONFIG).verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert server.received[0].body["messages"][0]["content"] == text
+
+
+@pytest.mark.parametrize(
+    ("judge", "key", "said"),
+    [
+        ('backend = "llm"\nmodel = "m"', "judge.backend", 'backend = "llm" needs base_url'),
+        ('backend = "llm"\nbase_url = "http://127.0.0.1:8000/v1"', "judge.backend", "needs model"),
+        (
+            'backend = "llm"\nbase_url = "127.0.0.1:8000"\nmodel = "m"',
+            "judge.base_url",
+            "http:// or https://",
+        ),
+        ('backend = "llm"\nbase_url = "https://me:pw@h/v1"\nmodel = "m"', "judge.base_url", "a user name"),
+        (
+            'backend = "llm"\nbase_url = "http://h/v1"\nmodel = "m"\nprompt = "none.txt"',
+            "judge.prompt",
+            "not a file",
+        ),
+        ('backend = "llm"\nbase_url = "http://h/v1"\nmodel = "m"\nvotes = 0', "judge.votes", "from 1 to 25"),
+    ],
+)
+def test_llm_settings_are_checked_when_eval_toml_is_read(
+    tmp_path: Path, judge: str, key: str, said: str
+) -> None:
+    with pytest.raises(EvalInputError) as caught:
+        load_config(write_project(tmp_path, config=TINY_CONFIG + f"\n[judge]\n{judge}\n"))
+    assert f"{key}: " in str(caught.value) and said in str(caught.value), str(caught.value)
+
+
+def test_api_key_env_takes_a_variable_name_never_the_key(tmp_path: Path) -> None:
+    text = TINY_CONFIG + '\n[judge]\napi_key_env = "sk-live-0123456789"\n'
+    with pytest.raises(EvalInputError) as caught:
+        load_config(write_project(tmp_path, config=text))
+    assert "judge.api_key_env: must be the name of an environment variable" in str(caught.value)
+    assert "sk-live" not in str(caught.value)
+
+
+def test_the_llm_settings_mean_nothing_to_the_other_judges(tmp_path: Path) -> None:
+    judge = load_config(write_project(tmp_path, config=TINY_CONFIG + "\n[judge]\nvotes = 3\n")).judge
+    assert judge.identity()["name"] == "lexical" and "votes" not in judge.identity()
+
+
+# -- the cache and the gate, end to end -------------------------------------------------------
+
+
+def test_cached_verdicts_are_not_asked_again(server: Server, tmp_path: Path) -> None:
+    table = settings(server, cache=tmp_path / "verdicts.json")
+    items = [(claim, CONTEXTS) for claim in CLAIMS]
+    first, stats = judge_all(items, table, CONFIG)
+    assert stats["misses"] == 2 and len(server.received) == 1
+    again, stats = judge_all(
+        [*items, ("Invoices are issued on the first day of each month.", CONTEXTS)], table, CONFIG
+    )
+    assert again[:2] == first and stats["hits"] == 2 and stats["rejected"] == 0
+    assert list(server.received[-1].sentences.values()) == [
+        "Invoices are issued on the first day of each month."
+    ]
+
+
+def _llm_project(tmp_path: Path, server: Server) -> Path:
+    judge = (
+        f'\n[judge]\nbackend = "llm"\nbase_url = "{server.url}"\nmodel = "judge-model"\n'
+        'api_key_env = "TEAM_JUDGE_KEY"\ntimeout = 2.0\nretries = 1\nbackoff = 0.01\n'
+    )
+    return write_project(tmp_path, config=TINY_CONFIG + judge)
+
+
+def test_the_gate_with_the_llm_judge(
+    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """baseline then gate: exit 0 (the second run asks nothing: every verdict is cached); the
+    server then finds the SAML sentence unsupported: exit 3 naming q1; the server fails:
+    exit 2 naming the answer. The API key is in no file the runs wrote."""
+    monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-test-secret-456")
+    config = _llm_project(tmp_path, server)
+    assert run_cli(["--config", str(config), "baseline"]) == 0
+    asked = len(server.received)
+    assert asked >= 1 and all(
+        r.headers["Authorization"] == "Bearer sk-test-secret-456" for r in server.received
+    )
+    baseline = json.loads((tmp_path / "baseline.json").read_text(encoding="utf-8"))
+    assert baseline["settings"]["judge"] == load_config(config).judge.identity()
+    assert baseline["settings"]["judge"]["name"] == "llm"
+    assert "LLM judge: " in capsys.readouterr().err
+
+    assert run_cli(["--config", str(config), "gate"]) == 0
+    assert len(server.received) == asked  # every verdict came from the cache
+
+    server.default = quoting(unsupported=lambda sentence: "SAML" in sentence)
+    (tmp_path / ".cache" / "verdicts.json").unlink()
+    capsys.readouterr()
+    assert run_cli(["--config", str(config), "gate"]) == 3
+    out = capsys.readouterr().out
+    assert "[newly failing answer] q1" in out and "the judge found no support in the contexts" in out
+    assert "[newly failing answer] q2" not in out
+
+    server.default = lambda request: Reply(503, b"overloaded")
+    (tmp_path / ".cache" / "verdicts.json").unlink()
+    assert run_cli(["--config", str(config), "gate"]) == 2
+    err = capsys.readouterr().err
+    assert "[judge] llm: judging the answer" in err and "HTTP 503" in err and "(2 attempts)" in err
+
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if b"sk-test-secret" in p.read_bytes()]
