@@ -52,8 +52,12 @@ def engine(session: nox.Session) -> None:
     project = nox.project.load_toml(str(ENGINE / "pyproject.toml"))
     group = nox.project.dependency_groups(project, "test")
     session.install("-e", f"{ENGINE}[tfidf,dense]", TORCH, *group)
+    env = dict(OFFLINE)
+    scifact = ROOT.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl"
+    if scifact.is_file():  # every SciFact sentence supported by its own document (the judge)
+        env["RAG_EVAL_SELF_SUPPORT_CORPUS"] = str(scifact)
     with session.chdir(ENGINE):
-        session.run("pytest", "-n", "2", *session.posargs, env=OFFLINE)
+        session.run("pytest", "-n", "2", *session.posargs, env=env)
 
 
 @nox.session

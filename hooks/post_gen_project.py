@@ -8,7 +8,8 @@ standard library only. Idempotent; never runs git, prompts or touches the networ
   when the template came from a git URL and its commit is known (cruft records both; for a
   local clone, its `origin` remote and checked-out commit, read from its .git folder), else
   `rag-regress[extras]==VERSION`, the release of the engine this template carries. Never a
-  path of the machine that bakes: the team commits this file.
+  path of the machine that bakes, except the `file:` URL a user hands cruft as the template
+  (cruft records it in .cruft.json too): the team commits this file.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
   becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise the
   project starts without a baseline and says how to make one.
@@ -80,9 +81,18 @@ def template_source(answers: dict) -> tuple[str | None, str | None]:
     commit = answers.get("_commit")
     repo_dir = Path(str(answers.get("_repo_dir") or url or ".")).expanduser()
     origin, head = _git_dir_facts(repo_dir) if repo_dir.is_dir() else (None, None)
+    from_cruft = isinstance(commit, str) and COMMIT.fullmatch(commit) is not None  # only cruft sets it
+    local = Path(url).expanduser() if url else None
     if not REMOTE.match(url):  # a local folder: its origin, if that is a URL of another machine
-        url = origin if origin and REMOTE.match(origin) and not origin.startswith("file:") else ""
-    commit = commit if isinstance(commit, str) and COMMIT.fullmatch(commit) else head
+        if origin and REMOTE.match(origin) and not origin.startswith("file:"):
+            url = origin
+        elif from_cruft and local is not None and local.is_absolute() and (local / ".git").exists():
+            # cruft turns the file: URL it is given into its path (and records that path in
+            # .cruft.json, where `cruft update` reads it): the project's template, at that commit.
+            url = local.as_uri()
+        else:
+            url = ""
+    commit = commit if from_cruft else head
     if not url or not commit:
         return None, None
     return url.removeprefix("git+"), commit

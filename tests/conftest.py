@@ -1,55 +1,134 @@
-"""Shared helpers for the template's own tests: bake the template, run commands in a bake."""
+"""Shared helpers for the template's own tests: bake the template, run commands in a bake.
+
+A baked project holds only the team's side (data, eval.toml, its retriever and generator, its
+tests, the sessions); the engine is the `rag-regress` package in engine/, which the project
+pins. Here every baked project installs the engine from this clone instead of its pin
+(RAG_REGRESS_ENGINE, read by the generated noxfile and tox.ini): offline, and the engine
+under test rather than a published release.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "{{cookiecutter.project_slug}}"
+ENGINE = ROOT / "engine"
 ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 RETRIEVERS: list[str] = ANSWERS["retriever"]
 # Choices that need torch and a sentence-transformers model: slow to install, so their
 # end-to-end checks live together in test_baked_dense.py.
 EMBEDDING_RETRIEVERS = ["dense", "hybrid"]
 KEYWORD_RETRIEVERS = [r for r in RETRIEVERS if r not in EMBEDDING_RETRIEVERS]
+# The engine's extra each retriever choice needs (bm25 needs none).
+RETRIEVER_EXTRAS = {"bm25": set(), "tfidf": {"tfidf"}, "dense": {"dense"}, "hybrid": {"hybrid"}}
+# The engine's version, read from its source (never imported: the tests' own interpreter
+# need not have the engine installed).
+_VERSION = re.search(
+    r'^__version__ = "([^"]+)"', (ENGINE / "src" / "rag_regress" / "__init__.py").read_text("utf-8"), re.M
+)
+assert _VERSION, "engine/src/rag_regress/__init__.py sets no __version__"
+ENGINE_VERSION = _VERSION.group(1)
 
-# Runs that must never reach a model hub, and a nox that reuses nothing between bakes.
+# Runs that must never reach a model hub and leave no bytecode in this clone (cookiecutter
+# imports local_extensions.py from it).
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-# A real test collection beside the template (BEIR SciFact, read-only): the baked projects'
-# import test runs on it when it is there.
+# Bakes install the engine from this clone, not from their pin (the root noxfile sets it too).
+ENV.setdefault("RAG_REGRESS_ENGINE", str(ENGINE))
+# Commands inside a bake write bytecode, as on a team's machine: uv installs none, and without
+# it every command compiles scipy again (seconds each time).
+BAKE_ENV = {key: value for key, value in ENV.items() if key != "PYTHONDONTWRITEBYTECODE"}
+# A real test collection beside the template (BEIR SciFact, read-only), when it is there.
 SCIFACT = ROOT.parent / "shared" / "datasets" / "scifact"
-if SCIFACT.is_dir():
-    ENV.setdefault("SCIFACT_DIR", str(SCIFACT))
+GIT_ENV = {
+    **ENV,
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,  # no user setting (a default branch, a URL rewrite) applies
+}
 
 
-def bake_cli(output: Path, *answers: str) -> subprocess.CompletedProcess[str]:
+def bake_cli(output: Path, *answers: str, template: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Run the cookiecutter command line as a user would, with `key=value` answers."""
-    command = [sys.executable, "-m", "cookiecutter", "--no-input", str(ROOT), "-o", str(output), *answers]
+    command = [sys.executable, "-m", "cookiecutter", "--no-input", str(template), "-o", str(output), *answers]
     return subprocess.run(command, capture_output=True, text=True, env=ENV, check=False)
 
 
-def bake(output: Path, *answers: str) -> Path:
+def bake(output: Path, *answers: str, template: Path = ROOT) -> Path:
     """Bake into `output`; return the generated project folder. Fails the test on error."""
-    result = bake_cli(output, *answers)
+    result = bake_cli(output, *answers, template=template)
     assert result.returncode == 0, f"bake failed:\n{result.stdout}\n{result.stderr}"
     (project,) = [p for p in output.iterdir() if p.is_dir()]
     return project
 
 
-def run(project: Path, *command: str) -> subprocess.CompletedProcess[str]:
+def run(project: Path, *command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command in a baked project, capturing its output."""
-    return subprocess.run(list(command), cwd=project, capture_output=True, text=True, env=ENV, check=False)
+    return subprocess.run(
+        list(command), cwd=project, capture_output=True, text=True, env=env or BAKE_ENV, check=False
+    )
 
 
 def nox(project: Path, *sessions: str) -> subprocess.CompletedProcess[str]:
     """Run the baked project's own nox sessions (real virtualenvs, real installs)."""
     return run(project, sys.executable, "-m", "nox", "--non-interactive", "-s", *sessions)
+
+
+def output(result: subprocess.CompletedProcess[str]) -> str:
+    """The end of what a command printed, for an assertion message."""
+    return f"--- stdout\n{result.stdout[-6000:]}\n--- stderr\n{result.stderr[-6000:]}"
+
+
+def venv_bin(project: Path, session: str) -> Path:
+    """The bin folder of one of the baked project's nox sessions (after it ran)."""
+    found = sorted((project / ".nox").glob(f"{session}*/bin"))
+    assert found, f"no .nox/{session} environment in {project}"
+    return found[0]
+
+
+def sh(cwd: Path, *command: str) -> str:
+    """Run a command that must succeed (git, mostly); return what it printed."""
+    result = subprocess.run(list(command), cwd=cwd, capture_output=True, text=True, env=GIT_ENV, check=False)
+    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def commit_all(repo: Path, message: str) -> str:
+    """Commit everything in `repo`; return the new commit's id."""
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-q", "-m", message)
+    return sh(repo, "git", "rev-parse", "HEAD").strip()
+
+
+def copy_template(target: Path) -> Path:
+    """This template's files as in the working copy (committed, plus new files not ignored;
+    files deleted in the working copy left out), without version control."""
+    listed = sh(ROOT, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def template_repository(target: Path) -> tuple[Path, str]:
+    """The template's files committed to a fresh git repository with no remote; returns the
+    repository and its commit."""
+    copy_template(target)
+    sh(target, "git", "init", "-q", "-b", "main")
+    return target, commit_all(target, "template")
 
 
 def render_hook(name: str, answers: dict) -> str:
@@ -65,6 +144,30 @@ def package_of(project: Path) -> str:
     return package
 
 
+def engine_pin(project: Path) -> str:
+    """The project's one dependency: the engine requirement the post-generation hook wrote."""
+    pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    (pin,) = [dep for dep in pyproject["project"]["dependencies"] if dep.startswith("rag-regress")]
+    return pin
+
+
+def pin_extras(pin: str) -> set[str]:
+    found = re.match(r"rag-regress(?:\[([a-z0-9,]*)\])?", pin)
+    assert found, pin
+    return set(filter(None, (found.group(1) or "").split(",")))
+
+
+def project_files(project: Path) -> list[Path]:
+    """Every file a bake wrote (no environment, cache or report a run left), sorted."""
+    left_by_runs = {".nox", ".tox", "build", ".cache", "__pycache__", ".git"}
+    left_by_runs |= {".pytest_cache", ".hypothesis", ".ruff_cache", ".mypy_cache"}
+    return sorted(
+        path
+        for path in project.rglob("*")
+        if path.is_file() and not left_by_runs & set(path.relative_to(project).parts)
+    )
+
+
 @pytest.fixture(scope="session")
 def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One bake with every default answer, shared by read-only tests."""
@@ -74,8 +177,8 @@ def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def baseline_form(run: dict) -> dict:
     """A run report's JSON in the form `baseline` commits: the top k of each ranking, the ranks
     of the relevant documents, the answers without their text, and none of the run's own
-    counts (the `run` section: calls made, outputs cached); see the generated project's
-    inputs/reports.py."""
+    counts (the `run` section: calls made, outputs cached); the engine's inputs/reports.py
+    (`Report.for_baseline`) defines it."""
     k = run["settings"]["k"]
     for row in run["questions"]:
         ranked = [doc_id for doc_id, _ in row["retrieved"]]

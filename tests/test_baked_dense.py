@@ -1,43 +1,80 @@
-"""End to end for the choices that embed (dense, hybrid): torch, sentence-transformers and
-the all-MiniLM-L6-v2 model from its PyPI package, all offline (conftest sets HF_HUB_OFFLINE).
+"""End to end for the choices that bring in torch (the dense and hybrid retrievers, the nli
+judge): torch, sentence-transformers and the all-MiniLM-L6-v2 model from its PyPI package,
+all offline (conftest sets HF_HUB_OFFLINE).
 
-Installing torch is the slow part, so this module keeps the installs few: the hybrid bake
-(which holds the BM25 and dense retrievers and both their test files) runs its tests, then
-its gate from the tests environment; the dense bake runs its gate. Both must ship the
-baseline they really produce.
+Installing torch is the slow part (minutes: pip unpacks well over a gigabyte), so the three
+bakes share one: the hybrid bake installs its tests environment from nothing; the dense bake's
+gate session and the nli bake's tests session are that same virtualenv (their `.nox/<session>`
+links to it), where each project's own install command finds torch and the engine's extras
+in place and installs the project itself. They run one after another, in one test, so no two
+projects use the environment at once. Each embedding bake must ship the baseline it really
+produces; the nli bake names the model it cannot load offline, then passes offline with a
+local one.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-import pytest
-from conftest import assert_ships_its_true_baseline, bake, nox, package_of, run
-from test_baked_projects import output
-
-# Three engine tests run the command line dozens of times over (fuzzed inputs, four commands
-# at once, a 3,000-question table into a closed pipe): with an embedding retriever each run
-# loads torch and the model, minutes on 2 cores. What they check does not depend on the
-# retriever, and every keyword bake runs them (test_baked_projects.py, test_day_one.py).
-CLI_REPEATERS = "not (mutated_inputs_never_crash or concurrent_gate_eval or closed_pipe)"
+from conftest import assert_ships_its_true_baseline, bake, nox, output, run, venv_bin
+from test_offline import assert_nothing_tried_the_network, blocked_environment, use_local_nli_model
 
 
-@pytest.mark.parametrize(
-    ("retriever", "sessions"), [("hybrid", ("tests", "--", "-k", CLI_REPEATERS)), ("dense", ("gate",))]
-)
-def test_embedding_project_passes_offline_and_ships_its_true_baseline(
-    tmp_path: Path, retriever: str, sessions: tuple[str, ...]
-) -> None:
-    project = bake(tmp_path, f"retriever={retriever}")
-    result = nox(project, *sessions)
-    assert result.returncode == 0, output(result)
-    said = result.stdout + result.stderr
-    if "tests" in sessions:
-        assert " passed" in said and " failed" not in said
-        # The gate from the tests session's environment: one torch install fewer than
-        # `nox -s gate` (same command, same installed project).
-        result = run(project, str(next((project / ".nox").glob("tests*/bin/")) / package_of(project)), "gate")
-        assert result.returncode == 0, output(result)
-    assert "GATE PASSED" in result.stdout
+def share_environment(project: Path, session: str, environment: Path) -> None:
+    """Make the project's nox session use `environment` (nox reuses it: `reuse_venv`)."""
+    (project / ".nox").mkdir()
+    (project / ".nox" / session).symlink_to(environment, target_is_directory=True)
+
+
+def assert_embeds_and_ships_its_true_baseline(project: Path) -> None:
     assert_ships_its_true_baseline(project)
     assert list((project / "build" / "embeddings").glob("*/*.npz")), "document embeddings are cached"
+
+
+def test_the_torch_choices_pass_offline(tmp_path: Path) -> None:
+    # hybrid: the whole suite, the gate's tests included (they run the gate in this environment).
+    hybrid = bake(tmp_path / "hybrid", "retriever=hybrid")
+    result = nox(hybrid, "tests", "--", "-m", "gate or not gate", "-p", "no:cacheprovider")
+    said = result.stdout + result.stderr
+    assert result.returncode == 0, output(result)
+    assert "torch==2.13.0" in said, "torch is pinned in the install command"
+    assert re.search(r"\b\d+ passed\b", said) and " failed" not in said, output(result)
+    assert "tests/test_quality_gate.py" in said, "the gate's tests ran"
+    assert_embeds_and_ships_its_true_baseline(hybrid)
+    environment = venv_bin(hybrid, "tests").parent
+
+    # dense: its gate session, in the same environment.
+    dense = bake(tmp_path / "dense", "retriever=dense")
+    share_environment(dense, "gate", environment)
+    result = nox(dense, "gate")
+    assert result.returncode == 0, output(result)
+    assert "Reusing existing virtual environment" in result.stderr, output(result)
+    assert "torch==2.13.0" in result.stderr and "GATE PASSED" in result.stdout, output(result)
+    assert_embeds_and_ships_its_true_baseline(dense)
+
+    # nli: offline, the hub model cannot load, and the judge's tests say which setting to change.
+    nli = bake(tmp_path / "nli", "judge=nli")
+    share_environment(nli, "tests", environment)
+    tested = nox(nli, "tests", "--", "-p", "no:cacheprovider", "tests/test_judge.py")
+    said = tested.stdout + tested.stderr
+    assert tested.returncode != 0, output(tested)
+    assert "torch==2.13.0" in said
+    assert "cannot load the NLI model 'cross-encoder/nli-deberta-v3-small'" in said, output(tested)
+    assert "set [judge] model to a local folder" in said, output(tested)
+    # With [judge] model a local folder: the judge's tests pass (the project's other tests do
+    # not read the judge: the hybrid bake ran them), and with every socket refused `baseline`
+    # and `gate` pass. (A baseline first: the shipped one was judged by the lexical judge, and
+    # the gate refuses to compare across judges.)
+    use_local_nli_model(nli, tmp_path)
+    bin_dir = venv_bin(nli, "tests")
+    tested = run(
+        nli, str(bin_dir / "python"), "-m", "pytest", "-p", "no:cacheprovider", "tests/test_judge.py"
+    )
+    assert tested.returncode == 0 and "3 passed" in tested.stdout, output(tested)
+    offline, log = blocked_environment(tmp_path, str(bin_dir / "python"))
+    for command in ("baseline", "gate"):
+        result = run(nli, str(bin_dir / "rag-regress"), command, env=offline)
+        assert result.returncode == 0, f"{command}:\n{output(result)}"
+    assert "GATE PASSED" in result.stdout
+    assert_nothing_tried_the_network(log, 2)

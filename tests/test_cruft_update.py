@@ -1,11 +1,13 @@
 """A team's own copy stays current: `cruft update` brings a later template change into a
-project the team has edited, and leaves the team's data, settings and retriever alone.
+project the team has edited, moves the engine pin to the new template commit, and leaves the
+team's data, settings, system and tests alone.
 
 The template is committed twice into a temporary git repository (its current files, then a
-typical template-side change), so the test is offline and independent of this repo's history.
-`cruft update` runs as the generated README says, interactively: in a pseudo-terminal, where it
-asks "Apply diff and update?" and the test answers `y` (a typer release broke that prompt once,
-while `cruft update -y` kept working; requirements-dev.txt pins what works).
+typical template-side change), and the project made from it with `cruft create file://...`,
+so the test is offline and independent of this repo's history. `cruft update` runs as the
+generated README says, interactively: in a pseudo-terminal, where it asks "Apply diff and
+update?" and the test answers `y` (a typer release broke that prompt once, while
+`cruft update -y` kept working; requirements-dev.txt pins what works).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import json
 import os
 import pty
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -22,25 +23,29 @@ import tomllib
 from pathlib import Path
 
 import yaml
-from conftest import ENV, ROOT, package_of
+from conftest import GIT_ENV, ROOT, commit_all, engine_pin, package_of, sh, template_repository
 
-GIT_ENV = {
-    **ENV,
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-}
 SLUG = "{{cookiecutter.project_slug}}"
 
-# The team's own paths: never touched by an update (pyproject.toml's [tool.cruft] skip).
-TEAM_OWNED = ["evals/corpus.jsonl", "evals/golden.jsonl", "evals/baseline.json", "eval.toml"]
+# The team's own paths: never touched by an update (pyproject.toml's [tool.cruft] skip), with
+# PACKAGE for the package's name. "tests/" is a folder: the team's tests, ours to start with.
+TEAM_OWNED = [
+    "evals/corpus.jsonl",
+    "evals/golden.jsonl",
+    "evals/baseline.json",
+    "evals/judge_labels.jsonl",
+    "eval.toml",
+    "src/PACKAGE/retriever.py",
+    "src/PACKAGE/generator.py",
+    "tests/",
+]
+# What the template change below touches that a team's copy has: these, and only these, change.
+TEMPLATE_MANAGED_CHANGES = {"README.md", "noxfile.py", "pyproject.toml", ".cruft.json"}
+NOXFILE_NOTE = "Template v2: `nox -l` lists the sessions."
 
 
-def sh(cwd: Path, *command: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(list(command), cwd=cwd, capture_output=True, text=True, env=GIT_ENV, check=False)
-    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
-    return result
+def team_owned(package: str) -> list[str]:
+    return [path.replace("PACKAGE", package) for path in TEAM_OWNED]
 
 
 def cruft(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -81,22 +86,6 @@ def answer_in_terminal(cwd: Path, command: list[str], prompt: bytes, answer: byt
         os.close(main)
 
 
-def commit_all(repo: Path, message: str) -> str:
-    sh(repo, "git", "add", "-A")
-    sh(repo, "git", "commit", "-q", "-m", message)
-    return sh(repo, "git", "rev-parse", "HEAD").stdout.strip()
-
-
-def copy_template(target: Path) -> None:
-    """The template's files as committed (plus new, not-ignored files in a working copy)."""
-    listed = sh(ROOT, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():  # skip files deleted in the working copy
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-
-
 def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{old!r} should occur once in {path}"
@@ -117,38 +106,47 @@ NEW_QUESTION = {
 }
 TEMPLATE_README_NOTE = "Template v2: this paragraph came with `cruft update`."
 TEAM_README_NOTE = "## Our team's notes\n\nThe on-call rota owns this gate.\n"
+TEAM_TEST = '''"""Ours: the refund question stays in the golden set."""
+
+import json
+from pathlib import Path
+
+
+def test_the_refund_question_is_asked() -> None:
+    golden = Path(__file__).parents[1] / "evals" / "golden.jsonl"
+    assert "team-q1" in {json.loads(line)["id"] for line in golden.read_text().splitlines()}
+'''
 
 
 def make_team_edits(project: Path, package: str) -> None:
-    """What a team does in its first weeks: its own data, a tuned retriever setting, a
-    tweak in retriever.py, a README section."""
+    """What a team does in its first weeks: its own data, a tuned retriever setting, its
+    own retriever and generator code, a test of its own, a README section."""
     append(project / "evals" / "corpus.jsonl", json.dumps(NEW_DOCUMENT) + "\n")
     append(project / "evals" / "golden.jsonl", json.dumps(NEW_QUESTION) + "\n")
     edit(project / "eval.toml", "\n[retriever]\n", "\n[retriever]\nk1 = 1.2\n")
-    retriever = project / "src" / package / "retriever.py"
     edit(
-        retriever,
+        project / "src" / package / "retriever.py",
         "    return bm25.build(",
         "    # Team: tuned on our corpus, see eval.toml.\n    return bm25.build(",
     )
+    edit(
+        project / "src" / package / "generator.py",
+        "    return stand_in.build(",
+        "    # Team: our LLM client goes here next sprint.\n    return stand_in.build(",
+    )
+    (project / "tests" / "test_mine.py").write_text(TEAM_TEST, encoding="utf-8")
     append(project / "README.md", f"\n{TEAM_README_NOTE}")
 
 
 def make_template_change(template: Path) -> None:
-    """A typical template release: a README paragraph, a new nox session, a new docs page;
-    and changes to team-owned files (settings comment, demo data, the shipped baseline, the
-    retriever's docstring), which must not reach the project."""
+    """A typical template release: a line of the noxfile's docstring and a README paragraph,
+    the engine itself unchanged; and changes to team-owned files (a settings comment, demo
+    data, the shipped baseline, the retriever's and generator's docstrings, a test), which
+    must not reach the project."""
     project = template / SLUG
+    edit(project / "noxfile.py", '"""Sessions:', f'"""{NOXFILE_NOTE}\n\nSessions:')
     description = "{{ cookiecutter.description }}\n"
     edit(project / "README.md", description, f"{description}\n{TEMPLATE_README_NOTE}\n")
-    append(
-        project / "noxfile.py",
-        '\n\n@nox.session\ndef lint(session: nox.Session) -> None:\n    """Ruff, as CI runs it."""\n'
-        '    session.install("ruff")\n    session.run("ruff", "check", ".")\n',
-    )
-    (project / "docs" / "glossary.md").write_text(
-        "# Glossary\n\n- **qrels**: relevance judgements.\n", "utf-8"
-    )
     edit(project / "eval.toml", "[tokenizer]\n", "[tokenizer]  # template v2 comment\n")
     append(project / "evals" / "golden.jsonl", json.dumps({**NEW_QUESTION, "id": "template-q"}) + "\n")
     shipped = project / "evals" / "baselines" / "bm25.json"
@@ -158,28 +156,42 @@ def make_template_change(template: Path) -> None:
     package_dir = project / "src" / "{{cookiecutter.package_name}}"
     edit(package_dir / "retriever.py", '"""YOUR FILE', '"""(template v2) YOUR FILE')
     edit(package_dir / "generator.py", '"""YOUR FILE', '"""(template v2) YOUR FILE')
+    edit(project / "tests" / "test_judge.py", '"""YOUR TESTS', '"""(template v2) YOUR TESTS')
 
 
-def test_cruft_update_brings_template_changes_and_keeps_team_edits(tmp_path: Path) -> None:
-    template = tmp_path / "template"
-    template.mkdir()
-    copy_template(template)
-    sh(template, "git", "init", "-q", "-b", "main")
-    first = commit_all(template, "template v1")
+def snapshot(project: Path, paths: list[str]) -> dict[str, bytes]:
+    """The bytes of every file under `paths` (files, or folders ending in /)."""
+    files = [
+        p
+        for path in paths
+        for p in ([project / path] if not path.endswith("/") else (project / path).rglob("*"))
+    ]
+    return {
+        str(p.relative_to(project)): p.read_bytes()
+        for p in files
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
-    created = cruft(tmp_path, "create", "--no-input", str(template), "--output-dir", str(tmp_path / "out"))
+
+def pin_at(url: str, commit: str) -> str:
+    return f"rag-regress @ git+{url}@{commit}#subdirectory=engine"
+
+
+def test_cruft_update_brings_template_changes_moves_the_pin_and_keeps_team_edits(tmp_path: Path) -> None:
+    template, first = template_repository(tmp_path / "template")
+    url = f"file://{template}"
+    created = cruft(tmp_path, "create", "--no-input", url, "--output-dir", str(tmp_path / "out"))
     assert created.returncode == 0, created.stdout + created.stderr
     (project,) = (tmp_path / "out").iterdir()
     package = package_of(project)
     assert json.loads((project / ".cruft.json").read_text(encoding="utf-8"))["commit"] == first
+    assert engine_pin(project) == pin_at(url, first)
     sh(project, "git", "init", "-q", "-b", "main")
     commit_all(project, "generated")
     make_team_edits(project, package)
     commit_all(project, "team edits")
-    team_files = {
-        name: (project / name).read_bytes()
-        for name in [*TEAM_OWNED, f"src/{package}/retriever.py", f"src/{package}/generator.py"]
-    }
+    team_files = snapshot(project, team_owned(package))
+    assert "tests/test_mine.py" in team_files and f"src/{package}/generator.py" in team_files
 
     make_template_change(template)
     second = commit_all(template, "template v2")
@@ -191,21 +203,22 @@ def test_cruft_update_brings_template_changes_and_keeps_team_edits(tmp_path: Pat
     assert UPDATE_PROMPT.decode() in shown, f"cruft update did not ask:\n{shown}"
     assert code == 0 and "Traceback" not in shown, f"cruft update failed at its prompt:\n{shown}"
     assert "Good work" in shown, shown
-    applied = sh(project, "git", "diff", "--cached", "--", ".", ":!.cruft.json").stdout
+    applied = sh(project, "git", "diff", "HEAD", "--", ".", ":!.cruft.json")
     print(f"--- the diff cruft update applied\n{applied}")  # pytest -s shows it
 
     # Applied cleanly: no conflict, no rejected hunk.
-    status = sh(project, "git", "status", "--porcelain").stdout
+    status = sh(project, "git", "status", "--porcelain", "--untracked-files=all")
     assert not [line for line in status.splitlines() if line[:2] in {"UU", "AA", "DU", "UD"}], status
     assert not list(project.rglob("*.rej")) and "<<<<<<<" not in applied
-    # The template change arrived, merged with the team's own README section.
+    # Only template-managed files changed: the noxfile and README (merged with the team's own
+    # README section), pyproject.toml's engine pin, and cruft's record of the commit.
+    assert {line[3:] for line in status.splitlines()} == TEMPLATE_MANAGED_CHANGES, status
     readme = (project / "README.md").read_text(encoding="utf-8")
     assert TEMPLATE_README_NOTE in readme and readme.endswith(TEAM_README_NOTE)
-    assert "def lint(session" in (project / "noxfile.py").read_text(encoding="utf-8")
-    assert (project / "docs" / "glossary.md").is_file()
-    # The team's data, settings and retriever are exactly as the team left them.
-    for name, content in team_files.items():
-        assert (project / name).read_bytes() == content, f"{name} was changed by the update"
+    assert NOXFILE_NOTE in (project / "noxfile.py").read_text(encoding="utf-8")
+    assert engine_pin(project) == pin_at(url, second), "the engine pin names the new template commit"
+    # The team's data, settings, system and tests are exactly as the team left them.
+    assert snapshot(project, team_owned(package)) == team_files
     assert json.loads((project / ".cruft.json").read_text(encoding="utf-8"))["commit"] == second
     commit_all(project, "template update")
     assert cruft(project, "check").returncode == 0
@@ -213,14 +226,16 @@ def test_cruft_update_brings_template_changes_and_keeps_team_edits(tmp_path: Pat
 
 def test_skip_list_names_existing_team_owned_paths(default_project: Path) -> None:
     """Every path in [tool.cruft] skip exists in a fresh project (a typo would silently stop
-    protecting a file), and the README's update section names each one."""
+    protecting a file), and the README names each one (by its path or its file name)."""
     pyproject = tomllib.loads((default_project / "pyproject.toml").read_text(encoding="utf-8"))
     skip = pyproject["tool"]["cruft"]["skip"]
-    package = package_of(default_project)
-    assert set(skip) == {*TEAM_OWNED, f"src/{package}/retriever.py", f"src/{package}/generator.py"}
-    assert all((default_project / path).is_file() for path in skip)
+    assert skip == team_owned(package_of(default_project))
+    for path in skip:
+        assert (default_project / path).is_dir() if path.endswith("/") else (default_project / path).is_file()
     readme = (default_project / "README.md").read_text(encoding="utf-8")
-    assert "cruft update" in readme and all(f"`{path}`" in readme for path in skip)
+    assert "cruft update" in readme
+    unnamed = [p for p in skip if f"`{p}`" not in readme and f"`{Path(p).name}`" not in readme]
+    assert not unnamed, f"the README does not name {unnamed}"
 
 
 def test_scheduled_workflow_runs_cruft_check(default_project: Path) -> None:

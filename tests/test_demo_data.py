@@ -1,17 +1,23 @@
-"""The demo every project starts with has the shape the README promises."""
+"""The demo every project starts with has the shape the README promises, and the engine's
+tests read the very same demo (engine/tests/demo)."""
 
 from __future__ import annotations
 
 import json
+import tomllib
 from collections import Counter
+from pathlib import Path
 
-from conftest import TEMPLATE
+from conftest import ENGINE, TEMPLATE
 
 ACRONYMS = {"SSO", "2FA", "API", "CSV"}
 
 
-def load(name: str) -> list[dict]:
-    lines = (TEMPLATE / "evals" / name).read_text(encoding="utf-8").splitlines()
+ENGINE_DEMO = ENGINE / "tests" / "demo"
+
+
+def load(name: str, folder: Path = TEMPLATE) -> list[dict]:
+    lines = (folder / "evals" / name).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -42,3 +48,33 @@ def test_golden_set_covers_what_a_real_one_needs() -> None:
     for q in golden:
         for fact in q["must_include"]:
             assert any(fact.lower() in corpus[d]["text"].lower() for d in q["relevant"]), (q["id"], fact)
+
+
+def test_the_engines_demo_is_the_templates() -> None:
+    """The engine's tests read engine/tests/demo: the same corpus and golden set, byte for
+    byte, and every labelled claim the template ships among the engine's."""
+    for name in ("corpus.jsonl", "golden.jsonl"):
+        assert (ENGINE_DEMO / "evals" / name).read_bytes() == (TEMPLATE / "evals" / name).read_bytes(), name
+    engine_labels = {json.dumps(row, sort_keys=True) for row in load("judge_labels.jsonl", ENGINE_DEMO)}
+    shipped = load("judge_labels.jsonl")
+    missing = [row["id"] for row in shipped if json.dumps(row, sort_keys=True) not in engine_labels]
+    assert shipped and not missing, f"labelled claims the engine's set lacks: {missing}"
+
+
+def test_the_engines_demo_settings_are_the_default_bakes(default_project: Path) -> None:
+    """The settings of the default bake's eval.toml, less [system] (the engine's tests build
+    the shipped system themselves)."""
+    baked = tomllib.loads((default_project / "eval.toml").read_text(encoding="utf-8"))
+    assert set(baked.pop("system")) == {"retriever", "generator"}
+    assert tomllib.loads((ENGINE_DEMO / "eval.toml").read_text(encoding="utf-8")) == baked
+
+
+def test_the_shipped_judge_labels_are_a_balanced_sample() -> None:
+    """A sample small enough to ship (the engine holds the full set): both verdicts, every
+    kind of hallucination the full set has, ids unique."""
+    shipped = load("judge_labels.jsonl")
+    assert 100 <= len(shipped) <= 1000 and len({row["id"] for row in shipped}) == len(shipped)
+    verdicts = Counter(row["supported"] for row in shipped)
+    assert verdicts[True] == verdicts[False]
+    kinds = {row["kind"] for row in load("judge_labels.jsonl", ENGINE_DEMO) if not row["supported"]}
+    assert {row["kind"] for row in shipped if not row["supported"]} == kinds

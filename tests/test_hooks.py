@@ -1,13 +1,31 @@
-"""The hooks: answers are validated before anything is written; options are pruned after."""
+"""The hooks: answers are validated before anything is written; after, the engine is pinned
+and the chosen retriever's baseline is put in place."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from conftest import ANSWERS, ROOT, bake, bake_cli, package_of, render_hook
+from conftest import (
+    ANSWERS,
+    ENGINE,
+    ENGINE_VERSION,
+    RETRIEVER_EXTRAS,
+    RETRIEVERS,
+    ROOT,
+    TEMPLATE,
+    bake,
+    bake_cli,
+    engine_pin,
+    package_of,
+    pin_extras,
+    project_files,
+    render_hook,
+)
 
 BAD_ANSWERS = [
     (["project_slug=Bad Slug!"], "project_slug 'Bad Slug!' is not a valid folder"),
@@ -21,6 +39,7 @@ BAD_ANSWERS = [
     (["k=five"], "must be a whole number of at least 1"),
     (["k=2.5"], "must be a whole number of at least 1"),
 ]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 @pytest.mark.parametrize(("answers", "message"), BAD_ANSWERS)
@@ -43,38 +62,31 @@ def test_an_answer_can_never_become_code(tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists() and not (ROOT / "pwned").exists()
 
 
-@pytest.mark.parametrize(
-    ("retriever", "kept"),
-    [("bm25", []), ("tfidf", []), ("dense", []), ("hybrid", ["bm25.py", "dense.py"])],
-)
-def test_post_gen_hook_keeps_only_the_chosen_retriever(
-    tmp_path: Path, retriever: str, kept: list[str]
-) -> None:
-    """The chosen module and those it is built from, with their tests; nothing else."""
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_post_gen_hook_places_the_chosen_baseline_and_pins_its_extras(tmp_path: Path, retriever: str) -> None:
+    """The chosen retriever's shipped baseline becomes evals/baseline.json (the others go);
+    retriever.py builds that retriever from the engine, which holds every retriever."""
     project = bake(tmp_path, f"retriever={retriever}")
-    modules = sorted(p.name for p in project.glob("src/*/retrieval/retrievers/*.py"))
-    assert modules == sorted(["__init__.py", f"{retriever}.py", *kept])
-    has_dense = "dense.py" in modules
-    tests = project / "tests" / "engine" / "retrieval" / "retrievers"
-    assert (tests / "test_dense.py").is_file() == has_dense
-    assert (tests / "test_hybrid.py").is_file() == (retriever == "hybrid")
-    assert (project / "evals" / "baseline.json").is_file()
+    shipped = TEMPLATE / "evals" / "baselines" / f"{retriever}.json"
+    assert (project / "evals" / "baseline.json").read_bytes() == shipped.read_bytes()
     assert not (project / "evals" / "baselines").exists()
+    assert pin_extras(engine_pin(project)) == RETRIEVER_EXTRAS[retriever]
+    source = (project / "src" / package_of(project) / "retriever.py").read_text(encoding="utf-8")
+    assert f"from rag_regress.retrieval.retrievers import {retriever}\n" in source
+    assert (ENGINE / "src" / "rag_regress" / "retrieval" / "retrievers" / f"{retriever}.py").is_file()
 
 
 @pytest.mark.parametrize("judge", ["lexical", "nli"])
-def test_post_gen_hook_keeps_only_the_chosen_judge(tmp_path: Path, judge: str) -> None:
-    """The NLI module and its tests ship only with the nli choice; the shipped baselines were
-    judged by the lexical judge, so an nli project starts without one and says so."""
+def test_post_gen_hook_places_a_baseline_only_for_the_judge_it_was_made_with(
+    tmp_path: Path, judge: str
+) -> None:
+    """The shipped baselines were judged by the lexical judge, so an nli project starts
+    without one and says so; the pin carries the nli extra."""
     result = bake_cli(tmp_path, f"judge={judge}")
     assert result.returncode == 0, result.stderr
     (project,) = tmp_path.iterdir()
-    modules = sorted(p.name for p in project.glob("src/*/answers/judges/*.py"))
-    expected = ["__init__.py", "claims.py", "guard.py", "lexical.py", "lexicon.py", "words.py"]
-    expected += ["nli.py"] if judge == "nli" else []
-    assert modules == sorted(expected)
-    assert (project / "tests" / "engine" / "answers" / "test_judge_nli.py").exists() == (judge == "nli")
     assert (project / "evals" / "baseline.json").exists() == (judge == "lexical")
+    assert ("nli" in pin_extras(engine_pin(project))) == (judge == "nli")
     if judge == "nli":
         assert "judged by the lexical judge; you chose nli" in result.stdout
 
@@ -91,22 +103,74 @@ def test_a_k_without_a_shipped_baseline_starts_without_one_and_says_how_to_make_
 def test_post_gen_hook_is_idempotent(tmp_path: Path) -> None:
     """`cruft update` runs the hook again; a second run changes nothing and succeeds."""
     project = bake(tmp_path / "out")
-    before = {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    before = {p.relative_to(project): p.read_bytes() for p in project_files(project)}
+    # The answers cookiecutter handed the hook: the template folder it rendered, as given.
     answers = {**ANSWERS, "retriever": "bm25", "judge": "lexical", "k": "5"}
-    answers["package_name"] = package_of(project)
+    answers |= {"package_name": package_of(project), "_template": str(ROOT), "_repo_dir": str(ROOT)}
     script = tmp_path / "post_gen_again.py"
     script.write_text(render_hook("post_gen_project.py", answers), encoding="utf-8")
     result = subprocess.run(
         [sys.executable, str(script)], cwd=project, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
-    after = {p.relative_to(project): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    after = {p.relative_to(project): p.read_bytes() for p in project_files(project)}
     assert after == before
+
+
+def post_gen_hook(answers: dict) -> SimpleNamespace:
+    """The post-generation hook rendered with `answers`, its functions loaded (main not run)."""
+    namespace: dict = {"__name__": "post_gen_project"}
+    exec(compile(render_hook("post_gen_project.py", answers), "post_gen_project.py", "exec"), namespace)
+    return SimpleNamespace(**namespace)
+
+
+@pytest.mark.parametrize(
+    ("given", "pin"),
+    [
+        (
+            {"_template": "gh:team/rag-eval-template", "_commit": COMMIT},
+            "https://github.com/team/rag-eval-template",
+        ),
+        ({"_template": "https://git.example.com/t.git", "_commit": COMMIT}, "https://git.example.com/t.git"),
+        (
+            {"_template": "git@git.example.com:team/t.git", "_commit": COMMIT},
+            "git@git.example.com:team/t.git",
+        ),
+        ({"_template": "git+ssh://git@example.com/t.git", "_commit": COMMIT}, "ssh://git@example.com/t.git"),
+        ({"_template": "file:///srv/templates/t", "_commit": COMMIT}, "file:///srv/templates/t"),
+        ({"_template": "https://git.example.com/t.git"}, None),  # no commit known
+        ({"_template": "https://git.example.com/t.git", "_commit": "main"}, None),  # a branch is no pin
+        ({"_template": "/home/me/rag-eval-template", "_commit": COMMIT}, None),  # a path of this machine
+        ({}, None),
+    ],
+)
+@pytest.mark.parametrize(
+    ("answers", "extras"), [({}, ""), ({"retriever": "hybrid", "judge": "nli"}, "[hybrid,nli]")]
+)
+def test_the_engine_pin_names_a_commit_of_a_reachable_url_or_the_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: dict, pin: str | None, answers: dict, extras: str
+) -> None:
+    """A git URL and a 40-hex commit: that commit of that URL; anything less: the release of
+    the engine this template carries. Never a path of the machine that bakes."""
+    monkeypatch.chdir(tmp_path)  # `_repo_dir` unset: the hook looks at no real folder
+    hook = post_gen_hook({**ANSWERS, "retriever": "bm25", "judge": "lexical", **answers, **given})
+    expected = f"rag-regress{extras} @ git+{pin}@{COMMIT}#subdirectory=engine" if pin else None
+    assert hook.engine_requirement(hook.ANSWERS) == (expected or f"rag-regress{extras}=={ENGINE_VERSION}")
 
 
 def test_hooks_never_run_git_prompt_or_touch_the_network() -> None:
     """cruft re-runs hooks: they must stay pure file operations on the standard library."""
+    forbidden_modules = {"subprocess", "socket", "urllib", "http", "requests", "ftplib", "asyncio"}
+    forbidden_calls = {"input", "system", "popen", "exec", "eval", "spawn", "execv", "fork"}
     for hook in (ROOT / "hooks").glob("*.py"):
-        source = hook.read_text(encoding="utf-8")
-        for forbidden in ("subprocess", "git ", "input(", "urllib", "socket", "requests"):
-            assert forbidden not in source, f"{hook.name} uses {forbidden!r}"
+        tree = ast.parse(render_hook(hook.name, ANSWERS))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                used = {name.split(".")[0] for name in names} & forbidden_modules
+                assert not used, f"{hook.name} imports {used}"
+                assert all(name.split(".")[0] in sys.stdlib_module_names | {"__future__"} for name in names)
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                assert name not in forbidden_calls, f"{hook.name} calls {name}()"

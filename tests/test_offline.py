@@ -3,20 +3,21 @@
 The sessions' virtualenvs are installed first (that needs a package index); then the sessions
 run again, without installing, with a `sitecustomize.py` on PYTHONPATH that replaces the
 socket functions with ones that raise and log the attempt. Every Python process started in
-that environment (nox, and the project's command inside each session) loads it.
+that environment (nox, and the project's command inside each session) loads it. The nli
+choice's offline run, with the tiny local NLI model made here, is in test_baked_dense.py,
+where it shares the torch install of the embedding bakes.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from conftest import ENV, bake, nox, package_of
+from conftest import BAKE_ENV, bake, nox, output, venv_bin
 
 BLOCKER = '''
 """Test helper: refuse all network access in this interpreter, and log each attempt."""
@@ -69,9 +70,9 @@ def use_local_nli_model(project: Path, tmp_path: Path) -> None:
     """Save the tiny model with the session's Python and point [judge] model at it."""
     folder = tmp_path / "nli-model"
     folder.mkdir()
-    python = str(next((project / ".nox").glob("tests*/bin/python")))
+    python = str(venv_bin(project, "tests") / "python")
     made = subprocess.run(
-        [python, "-c", TINY_NLI_MODEL, str(folder)], capture_output=True, text=True, env=ENV
+        [python, "-c", TINY_NLI_MODEL, str(folder)], capture_output=True, text=True, env=BAKE_ENV
     )
     assert made.returncode == 0, made.stderr
     config = project / "eval.toml"
@@ -101,10 +102,12 @@ def blocked_environment(tmp_path: Path, python: str) -> tuple[dict[str, str], Pa
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
     log = tmp_path / "network.log"
-    offline = {**ENV, "PYTHONPATH": str(blocker), "NETWORK_BLOCK_LOG": str(log)}
+    offline = {**BAKE_ENV, "PYTHONPATH": str(blocker), "NETWORK_BLOCK_LOG": str(log)}
     server, port = listening_server()
     with server:
-        online = subprocess.run([python, "-c", CONNECT, str(port)], capture_output=True, text=True, env=ENV)
+        online = subprocess.run(
+            [python, "-c", CONNECT, str(port)], capture_output=True, text=True, env=BAKE_ENV
+        )
         assert online.returncode == 0, online.stderr
         blocked = subprocess.run(
             [python, "-c", CONNECT, str(port)], capture_output=True, text=True, env=offline
@@ -114,52 +117,22 @@ def blocked_environment(tmp_path: Path, python: str) -> tuple[dict[str, str], Pa
     return offline, log
 
 
-def assert_nothing_tried_the_network(log: Path, package: str, commands: int) -> None:
+def assert_nothing_tried_the_network(log: Path, commands: int) -> None:
     lines = log.read_text(encoding="utf-8").splitlines()
-    loaded = [line for line in lines if line.startswith("loaded") and f"/{package}'" in line]
-    assert len(loaded) == commands, f"the blocker must be loaded by each `{package}` command:\n{lines}"
+    loaded = [line for line in lines if line.startswith("loaded") and "/rag-regress'" in line]
+    assert len(loaded) == commands, f"the blocker must be loaded by each `rag-regress` command:\n{lines}"
     assert not [line for line in lines if line.startswith("refused")], lines
 
 
 def test_eval_and_gate_pass_with_the_network_blocked(tmp_path: Path) -> None:
     project = bake(tmp_path / "bake")
     installed = nox(project, "eval", "gate", "--install-only")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    offline, log = blocked_environment(tmp_path, str(next((project / ".nox").glob("eval*/bin/python"))))
+    assert installed.returncode == 0, output(installed)
+    offline, log = blocked_environment(tmp_path, str(venv_bin(project, "eval") / "python"))
 
     # Offline, without reinstalling (-R): both sessions pass, and nothing even tried the network.
     command = [sys.executable, "-m", "nox", "--non-interactive", "-R", "-s", "eval", "gate"]
     result = subprocess.run(command, cwd=project, capture_output=True, text=True, env=offline, check=False)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "GATE PASSED" in result.stdout
-    assert_nothing_tried_the_network(log, package_of(project), 2)
-
-
-def test_nli_project_passes_its_tests_and_runs_offline_with_a_local_model(tmp_path: Path) -> None:
-    """The nli choice: `nox -s tests` installs torch (pinned, with pip) and sentence-transformers;
-    the judge's plumbing tests pass on a tiny local model and the semantic ones skip, naming
-    the setting. Then, with [judge] model set to a local folder and every socket refused,
-    `baseline`, `eval` and `gate` pass. (The commands run from the tests session's
-    environment: each torch install costs a minute. A baseline is made first because the
-    shipped one was judged by the lexical judge, and the gate refuses to compare across judges.)"""
-    project = bake(tmp_path / "bake", "judge=nli")
-    # Only the tests the judge choice changes: the rest of the engine's suite is the default
-    # bake's, and runs there (test_baked_projects.py).
-    tested = nox(project, "tests", "--", "tests/engine/answers", "tests/test_quality_gate.py")
-    said = tested.stdout + tested.stderr
-    assert tested.returncode == 0, said[-4000:]
-    assert "torch==2.13.0" in said
-    assert re.search(r"\b(\d+) passed", said) and "RAG_EVAL_NLI_MODEL" in said
-    assert "test_judge_nli.py" in said, "the NLI tests must have run (or been skipped by name)"
-
-    use_local_nli_model(project, tmp_path)
-    bin_dir = next((project / ".nox").glob("tests*/bin"))
-    offline, log = blocked_environment(tmp_path, str(bin_dir / "python"))
-    package = package_of(project)
-    for command in ("baseline", "eval", "gate"):
-        result = subprocess.run(
-            [str(bin_dir / package), command], cwd=project, capture_output=True, text=True, env=offline
-        )
-        assert result.returncode == 0, f"{command}:\n{result.stdout[-4000:]}{result.stderr[-4000:]}"
-    assert "GATE PASSED" in result.stdout
-    assert_nothing_tried_the_network(log, package, 3)
+    assert_nothing_tried_the_network(log, 2)

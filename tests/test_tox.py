@@ -9,10 +9,10 @@ import configparser
 import sys
 from pathlib import Path
 
-from conftest import bake, package_of, run
+from conftest import bake, output, run
 
-# The sessions that run the project's command with its subcommand of the same name.
-COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate", "sweep"]
+# The sessions that run the engine's command with its subcommand of the same name.
+COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate"]
 
 
 def nox_sessions(noxfile: Path) -> set[str]:
@@ -41,18 +41,21 @@ def test_every_nox_session_is_a_tox_environment_running_the_same_command(default
     config = tox_config(default_project)
     environments = {section.removeprefix("testenv:") for section in config.sections() if ":" in section}
     assert nox_sessions(default_project / "noxfile.py") == environments
-    package = package_of(default_project)
+    assert environments == {*COMMAND_SESSIONS, "tests"}
     for name in COMMAND_SESSIONS:
-        assert config[f"testenv:{name}"]["commands"].strip() == f"{package} {name} {{posargs}}"
-    # The same dependency groups as the noxfile's `install(session, "test")` and typecheck session.
+        assert config[f"testenv:{name}"]["commands"].strip() == f"rag-regress {name} {{posargs}}"
+    # The same dependency group as the noxfile's `install(session, "test")`.
     assert config["testenv:tests"]["dependency_groups"].strip() == "test"
-    assert config["testenv:typecheck"]["dependency_groups"].strip() == "typecheck"
+    assert config["testenv:tests"]["commands"].strip() == "pytest {posargs}"
     assert config["tox"]["env_list"].replace(" ", "") == "tests,gate", "plain `tox` runs what CI runs"
+    # RAG_REGRESS_ENGINE, when set, installs the engine from that folder first (as nox does).
+    assert config["testenv"]["deps"].split() == ["{env:RAG_REGRESS_ENGINE:}"]
+    assert "RAG_REGRESS_*" in config["testenv"]["pass_env"].split()
 
 
 def test_tox_gate_passes_on_a_fresh_project(tmp_path: Path) -> None:
     """`tox -e gate` in a default bake: real virtualenv, real install, the shipped baseline holds."""
     project = bake(tmp_path)
     result = run(project, sys.executable, "-m", "tox", "-e", "gate")
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert result.returncode == 0, output(result)
     assert "GATE PASSED" in result.stdout, result.stdout[-4000:]

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from rag_regress.retrieval.names import parse_metric
 
 settings.register_profile("ci", deadline=None, max_examples=150, derandomize=True, database=None)
