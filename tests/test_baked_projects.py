@@ -56,7 +56,7 @@ def test_baked_project_passes_its_tests_and_gate_and_ships_its_true_baseline(
     assert re.search(r"^HIT\s+q01\s", table.stdout, re.MULTILINE)
     assert "unanswerable left out" in table.stdout and "Slices by tag" in table.stdout
     # Unchanged answers: every verdict comes from the cache, no judge call at all.
-    assert re.search(r"Verdict cache: [1-9]\d* hits, 0 misses; judge model calls this run: 0", table.stdout)
+    assert re.search(r"Verdict cache: [1-9]\d* hits, 0 misses; sentences judged this run: 0", table.stdout)
 
 
 def test_seed_000_regression_fails_the_gate_and_names_the_broken_questions(tmp_path: Path) -> None:

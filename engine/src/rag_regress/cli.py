@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, run
-from .answers.calibration import calibrate, format_calibration
+from .answers.calibration import calibrate, compare, format_calibration, format_comparison
 from .api import System
 from .errors import EvalInputError, ExitCode
 from .inputs.files import check_output
@@ -154,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate_.add_argument("--labels", type=Path, help="a labels file to score instead of [judge] labels")
     calibrate_.add_argument("--json", action="store_true", help="print the figures as JSON")
+    calibrate_.add_argument(
+        "--compare",
+        metavar="BACKENDS",
+        help="judges to run side by side on the same labels, comma-separated (e.g. lexical,llm), "
+        "each with [judge]'s other settings",
+    )
     migrate = commands.add_parser(
         "migrate", help="upgrade this project's files to this release's formats, showing the diff"
     )
@@ -248,6 +254,11 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
         print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
         return ExitCode.OK
     if args.command == "calibrate":
+        if args.compare:
+            names = [name.strip() for name in args.compare.split(",") if name.strip()]
+            compared = compare(config.judge, config.path, names, args.labels)
+            print(json.dumps(compared, indent=1) if args.json else format_comparison(compared))
+            return ExitCode.OK
         result = calibrate(config.judge, config.path, args.labels)
         print(json.dumps(result, indent=1) if args.json else format_calibration(result))
         return ExitCode.OK

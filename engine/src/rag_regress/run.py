@@ -23,6 +23,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from .answers.calibration import measured
 from .answers.checks import evaluate_answers
 from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .api import Answer, Document, Generator, Hit, Retriever, System
@@ -774,6 +775,7 @@ def _evaluate_and_write(
     if not quiet:
         print(format_table(report, config.display.max_listed, show_all=show_all))
         print(cache_line(judge_stats))
+        print(measured(config.judge))
         if report.run is not None:
             print(calls_line(report.run["system"]))
     return report
@@ -879,5 +881,6 @@ def run_gate(
     print(f"summary: {_relative(summary)}; HTML report: {_relative(config.html)}")
     print(console_verdict(view))
     print(cache_line(judge_stats))
+    print(measured(config.judge))
     print(calls_line(calls))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT_ROOT, run_cli, write_jsonl
+from conftest import PROJECT_ROOT, run_cli, write_jsonl, write_project
 from rag_regress.answers.calibration import agreement, load_labels
 from rag_regress.errors import EvalInputError
 
@@ -96,7 +96,7 @@ def test_calibrate_reports_each_split_per_kind_and_as_json(
         },
         {
             "id": "d",
-            "claim": "Exports are not disabled.",
+            "claim": "Exports are enabled.",
             "context": "Exports are enabled.",
             "supported": True,
             "kind": "antonym",
@@ -115,6 +115,9 @@ def test_calibrate_reports_each_split_per_kind_and_as_json(
         "antonym": {"n": 2, "faithful": 1, "passed": 1, "unsupported": 1, "caught": 1, "accuracy": 1.0}
     }
     assert set(result["splits"]) == {"tune", "holdout"} and "best_threshold" in result["splits"]["tune"]
+    tune = result["splits"]["tune"]
+    assert tune["per_finding"] == {"number": {"found": 1, "unsupported": 1, "fails": True, "precision": 1.0}}
+    assert result["splits"]["holdout"]["per_finding"]["polarity"]["found"] == 1
     assert "best_threshold" not in result["splits"]["holdout"]  # never tuned on
     # one class only: kappa is n/a, not a number that means nothing
     labels.write_text(json.dumps(rows[1]) + "\n", encoding="utf-8")
@@ -170,3 +173,121 @@ def test_calibrate_with_broken_labels_exits_2(tmp_path: Path, capsys: pytest.Cap
     (tmp_path / "eval.toml").write_text(text, encoding="utf-8")
     assert run_cli(["--config", str(tmp_path / "eval.toml"), "calibrate"]) == 2
     assert "labels.jsonl:1: missing key(s)" in capsys.readouterr().err
+
+
+def _outside_rows() -> list[dict[str, object]]:
+    """Claims of two domains, each with a tuning (dev) and a held-out (check) part."""
+    facts = [
+        ("manuals", "The kettle holds 1.7 litres.", "The kettle holds 1.7 litres.", True),
+        ("manuals", "The kettle holds 2.7 litres.", "The kettle holds 1.7 litres.", False),
+        ("manuals", "The filter is washable.", "The filter is washable.", True),
+        ("manuals", "The filter is never washable.", "The filter is washable.", False),
+        ("medicine", "Take 2 tablets daily.", "Take 2 tablets daily.", True),
+        ("medicine", "Take 4 tablets daily.", "Take 2 tablets daily.", False),
+        ("medicine", "Aspirin causes ulcers.", "Aspirin is associated with ulcers.", False),
+        ("medicine", "Aspirin is associated with ulcers.", "Aspirin is associated with ulcers.", True),
+    ]
+    return [
+        {
+            "id": f"{domain}-{n}",
+            "claim": claim,
+            "context": context,
+            "supported": supported,
+            "domain": domain,
+            "kind": "mixed",
+            "split": "dev" if n % 4 < 2 else "check",
+        }
+        for n, (domain, claim, context, supported) in enumerate(facts)
+    ]
+
+
+def test_calibrate_reports_the_check_split_per_domain_with_intervals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Labels split dev/check with a domain each: the headline is the check split, per domain,
+    each kappa with its seeded bootstrap interval; the threshold is searched on dev only."""
+    labels = write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["split"] == "check" and result["examples"] == 4
+    assert set(result["per_domain"]) == {"manuals", "medicine"}
+    for entry in result["per_domain"].values():
+        assert entry["n"] == 2 and entry["kappa"] == 1.0 and entry["false_alarms"] == 0.0
+    assert "best_threshold" in result["splits"]["dev"] and "best_threshold" not in result["splits"]["check"]
+    assert result["kappa_95"] == [1.0, 1.0]  # every resample of a perfect judge agrees
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == result  # seeded: the same figures every run
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "check: held-out labels (never tuned on)" in out and "medicine" in out and "95% interval" in out
+
+
+def test_kappa_interval_brackets_kappa_and_is_seeded() -> None:
+    from rag_regress.answers.calibration import kappa_interval
+
+    truth = [True, False] * 20
+    predicted = [t if n % 5 else not t for n, t in enumerate(truth)]  # wrong on 1 in 5
+    kappa = agreement(truth, predicted)["kappa"]
+    low, high = kappa_interval(truth, predicted) or [0.0, 0.0]
+    assert kappa is not None and low < kappa < high
+    assert kappa_interval(truth, predicted) == [low, high]
+    assert kappa_interval([True] * 5, [True] * 5) is None  # one class: kappa undefined throughout
+
+
+def test_compare_puts_backends_side_by_side(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`calibrate --compare lexical,identical`: the same labels through each backend, one table;
+    an unknown backend is an input error naming it."""
+    labels = write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    assert (
+        run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--compare", "lexical"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "Judges compared on outside.jsonl" in out and "check:" in out and "dev:" in out
+    assert "manuals" in out and "1.000 (0%)" in out
+    assert (
+        run_cli(
+            ["--config", str(config), "calibrate", "--labels", str(labels), "--compare", "lexical,nosuch"]
+        )
+        == 2
+    )
+    assert "nosuch" in capsys.readouterr().err
+
+
+def test_eval_prints_the_measured_agreement_of_the_configured_judge(tmp_path: Path) -> None:
+    """After `calibrate`, `measured()` names that judge's kappa on its held-out labels; a judge
+    with other settings (another threshold) has not been measured."""
+    import dataclasses
+
+    from rag_regress.answers.calibration import calibrate, measured
+    from rag_regress.answers.settings import JudgeSettings
+
+    labels = write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
+    settings = dataclasses.replace(JudgeSettings(), cache=tmp_path / ".cache" / "verdicts.sqlite")
+    assert "not measured" in measured(settings)
+    calibrate(settings, tmp_path / "eval.toml", labels)
+    line = measured(settings)
+    assert line.startswith("Judge agreement: kappa 1.00") and "4 check labels of outside.jsonl" in line
+    assert "not measured" in measured(dataclasses.replace(settings, threshold=0.7))
+
+
+def test_eval_and_gate_print_the_agreement_beside_the_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The console says how far the configured judge was measured to agree with people: not
+    measured until `calibrate` has run with these settings, then its kappa on the check split."""
+    config = write_project(tmp_path)
+    assert run_cli(["--config", str(config), "eval"]) == 0
+    assert "Judge agreement: not measured for this judge" in capsys.readouterr().out
+    labels = write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    capsys.readouterr()
+    assert run_cli(["--config", str(config), "eval"]) == 0
+    assert "Judge agreement: kappa 1.00" in capsys.readouterr().out
+    assert run_cli(["--config", str(config), "baseline"]) == 0
+    capsys.readouterr()
+    assert run_cli(["--config", str(config), "gate"]) == 0
+    assert "Judge agreement: kappa 1.00" in capsys.readouterr().out

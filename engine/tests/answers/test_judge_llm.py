@@ -395,7 +395,7 @@ def test_a_reply_without_choices_is_no_chat_completion(server: Server) -> None:
     assert "not a chat completion" in caught.value.problem and "OpenAI-compatible" in caught.value.fix
 
 
-# -- evidence, the guard, votes ---------------------------------------------------------------
+# -- evidence, findings, votes ---------------------------------------------------------------
 
 
 def test_a_quote_that_is_not_in_the_contexts_is_no_support(server: Server) -> None:
@@ -423,13 +423,73 @@ def test_a_quote_of_a_word_or_two_is_no_support(server: Server) -> None:
     )
 
 
-def test_the_guard_checks_the_quoted_window_as_for_every_judge(server: Server) -> None:
-    """The model quotes the right sentence but misses the number: the guard catches it, and a
-    supported verdict always rests on a window the guard (and so the verdict cache) accepts."""
+def test_the_checks_findings_are_reported_and_fail_only_what_fail_on_names(server: Server) -> None:
+    """The model quotes the right sentence but misses the number: by default the number finding
+    is reported beside its verdict, not over it; with fail_on = ["number"] it fails the sentence,
+    and a supported verdict always rests on the quoted window (which the verdict cache checks)."""
+    claim = ("Exports are limited to 500 rows.", CONTEXTS)
     server.script = [verdicts((1, True, "Exports are limited to 1000 rows."))]
-    (verdict,) = judge_of(server).verdicts([("Exports are limited to 500 rows.", CONTEXTS)])
-    assert not verdict.supported and verdict.score == 0.0 and "500" in verdict.reason
-    assert verdict.window == "Exports are limited to 1000 rows."
+    (verdict,) = judge_of(server).verdicts([claim])
+    assert verdict.supported and verdict.window == "Exports are limited to 1000 rows."
+    assert verdict.findings == ("number: '500' is not what the context says (it says '1000')",)
+    server.script = [verdicts((1, True, "Exports are limited to 1000 rows."))]
+    (verdict,) = judge_of(server, fail_on=["number"]).verdicts([claim])
+    assert not verdict.supported and "'500'" in verdict.reason
+
+
+def _labels(tmp_path: Path) -> tuple[Path, dict[str, bool]]:
+    """Labelled claims about the contexts, half of them unsupported, in two domains."""
+    rows = [
+        ("a", "Exports are limited to 1000 rows.", EXPORTS, True, "manuals"),
+        ("b", "Exports are limited to 500 rows.", EXPORTS, False, "manuals"),
+        ("c", "Invoices are issued on the first day of each month.", INVOICES, True, "billing"),
+        ("d", "Invoices are issued on the last day of each month.", INVOICES, False, "billing"),
+        ("e", "Download invoices as PDF files from the Billing page.", INVOICES, True, "billing"),
+        ("f", "Exports can be scheduled every hour.", EXPORTS, False, "manuals"),
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "claim": c, "context": x, "supported": s, "domain": d, "split": "check"})
+            + "\n"
+            for i, c, x, s, d in rows
+        ),
+        encoding="utf-8",
+    )
+    return path, {c: s for _, c, _, s, _ in rows}
+
+
+def test_calibrate_reproduces_a_perfect_oracle_exactly(server: Server, tmp_path: Path) -> None:
+    """Behind the endpoint, an oracle that knows each label and quotes its context when the
+    claim is supported: calibrate agrees with it on every claim, in every domain."""
+    from rag_regress.answers.calibration import calibrate
+
+    path, truth = _labels(tmp_path)
+    by_context = {text.split(".")[0]: text for text in (EXPORTS, INVOICES)}
+
+    def oracle(request: Received) -> Reply:
+        context = next(text for start, text in by_context.items() if start in request.user)
+        said = request.sentences
+        return verdicts(*((n, truth[text], context if truth[text] else "") for n, text in said.items()))
+
+    server.default = oracle
+    result = calibrate(settings(server), CONFIG, path, store=False)
+    assert result["accuracy"] == 1.0 and result["kappa"] == 1.0 and result["false_alarms"] == 0.0
+    assert {d: f["kappa"] for d, f in result["per_domain"].items()} == {"billing": 1.0, "manuals": 1.0}
+    assert result["requests"]["requests"] == len(server.received) > 0
+
+
+def test_no_fabricated_supported_verdict_survives(server: Server, tmp_path: Path) -> None:
+    """A model that calls every claim supported with quotes it made up (close to the context,
+    not in it): calibrate finds no claim supported."""
+    from rag_regress.answers.calibration import calibrate
+
+    path, _ = _labels(tmp_path)
+    server.default = lambda request: verdicts(
+        *((n, True, f"As the manual says, {text.lower()}") for n, text in request.sentences.items())
+    )
+    result = calibrate(settings(server), CONFIG, path, store=False)
+    assert result["per_kind"]["(none)"]["passed"] == 0 and result["splits"]["check"]["recall"] == 1.0
 
 
 def test_votes_decide_by_their_share(server: Server) -> None:
@@ -483,6 +543,7 @@ def test_the_identity_names_what_makes_the_verdicts(server: Server, tmp_path: Pa
         "votes": 3,
         "temperature": 0.5,
         "seed": 11,
+        "fail_on": [],
         "names": ["Acme"],
     }
     assert build_judge(table, CONFIG).identity == table.identity()

@@ -1,6 +1,7 @@
 """The NLI judge's plumbing, with a tiny model built and saved here (no weights can be
 downloaded): label order read from id2label, one- and two-sentence windows, one batched
-call, the threshold, the guard, the verdict cache, and a clear error when the model is
+call, the threshold, the findings that fail a claim whatever the model says, a one-output
+checker with [judge] entailment, the verdict cache, and a clear error when the model is
 missing. The semantic cases (known hallucinations, paraphrases) need a real NLI model: set
 RAG_EVAL_NLI_MODEL to a local copy of one; otherwise they are skipped, saying so.
 """
@@ -113,15 +114,46 @@ def test_threshold_and_identity(entailing: Path) -> None:
         "model": str(entailing),
         "revision": None,
         "threshold": 0.95,
+        "fail_on": ["number", "name"],
     }
 
 
-def test_the_guard_overrules_the_model_on_numbers(entailing: Path) -> None:
-    """The tiny model entails everything at 0.9; the 30 -> 60 days claim is still unsupported."""
+def test_a_number_finding_overrules_the_model(entailing: Path) -> None:
+    """The tiny model entails everything at 0.9; the 30 -> 60 days claim is still unsupported,
+    keeping the model's score beside the finding that failed it."""
     judge = build_judge(settings(entailing), "eval.toml")
     bad, good = judge.verdicts([(REFUND_60_DAYS[0], (REFUNDS,)), (REFUND_FAITHFUL[0], (REFUNDS,))])
-    assert (bad.supported, bad.score) == (False, 0.0) and "60 day" in bad.reason
+    assert not bad.supported and bad.score == pytest.approx(0.9, abs=1e-4)
+    assert "60 day" in bad.reason and [f.split(":")[0] for f in bad.findings] == ["number"]
     assert good.supported
+
+
+def test_fail_on_decides_which_findings_fail_a_claim(entailing: Path) -> None:
+    """With fail_on = [] the model alone decides; the finding is still reported."""
+    quiet = JudgeSettings(backend="nli", model=str(entailing), load_from=str(entailing), fail_on=[])
+    (verdict,) = build_judge(quiet, "eval.toml").verdicts([(REFUND_60_DAYS[0], (REFUNDS,))])
+    assert verdict.supported and any(f.startswith("number") for f in verdict.findings)
+
+
+@pytest.mark.parametrize(("entailment", "supported"), [(None, True), (0, True)])
+def test_a_one_output_checker(tmp_path: Path, entailment: int | None, supported: bool) -> None:
+    """A grounding checker with one output (its probability of support) needs no label."""
+    folder = tiny_nli_model(tmp_path / "checker", {0: "consistent"}, [1.0])
+    model = transformers.BertForSequenceClassification.from_pretrained(folder)
+    with torch.no_grad():
+        model.classifier.bias.fill_(math.log(0.8 / 0.2))  # sigmoid(bias) = 0.8
+    model.save_pretrained(folder)
+    chosen = JudgeSettings(backend="nli", model=str(folder), load_from=str(folder), entailment=entailment)
+    (verdict,) = build_judge(chosen, "eval.toml").verdicts([PARAPHRASE])
+    assert verdict.supported is supported and verdict.score == pytest.approx(0.8, abs=1e-3)
+
+
+def test_an_entailment_label_the_model_lacks_names_the_setting(entailing: Path) -> None:
+    wrong = JudgeSettings(
+        backend="nli", model=str(entailing), load_from=str(entailing), entailment="SUPPORTED"
+    )
+    with pytest.raises(EvalInputError, match=r"(?s)no label of the model.*fix: set \[judge\] entailment"):
+        build_judge(wrong, "eval.toml")
 
 
 def test_windows_are_scored_in_one_batched_call_and_the_best_wins(
@@ -212,7 +244,7 @@ def test_second_run_is_answered_from_the_cache_without_loading_the_model(
     path = write_project(tmp_path, config=config)
     first_stats: dict[str, int] = {}
     first = evaluate_shipped(load_config(path), first_stats)
-    assert first_stats["judge_calls"] == 1 and first_stats["hits"] == 0
+    assert first_stats["judged"] == first_stats["misses"] > 0 and first_stats["hits"] == 0
 
     def no_model(*args: object) -> None:
         raise AssertionError("the model was loaded although every verdict was cached")
@@ -220,7 +252,7 @@ def test_second_run_is_answered_from_the_cache_without_loading_the_model(
     monkeypatch.setattr(nli_module, "load_cross_encoder", no_model)
     second_stats: dict[str, int] = {}
     second = evaluate_shipped(load_config(path), second_stats)
-    assert second_stats == {"hits": first_stats["misses"], "misses": 0, "judge_calls": 0, "rejected": 0}
+    assert second_stats == {"hits": first_stats["misses"], "misses": 0, "judged": 0, "rejected": 0}
     assert second["questions"] == first["questions"]
 
 
@@ -229,7 +261,7 @@ def entailing_judge(entailing: Path) -> NLIJudge:
     return build_judge(settings(entailing), "eval.toml")  # type: ignore[return-value]
 
 
-GUARDED_KINDS = {"number change", "unit change", "negation flip", "date"}
+GUARDED_KINDS = {"number", "name", "unit change"}  # the findings the nli judge fails on by default
 
 
 @pytest.mark.parametrize(
@@ -237,15 +269,15 @@ GUARDED_KINDS = {"number change", "unit change", "negation flip", "date"}
     [case for case in HALLUCINATIONS if case[0] in GUARDED_KINDS],
     ids=[case[0] for case in HALLUCINATIONS if case[0] in GUARDED_KINDS],
 )
-def test_guard_catches_numbers_units_dates_and_negations_whatever_the_model_says(
+def test_numbers_units_and_names_fail_whatever_the_model_says(
     entailing_judge: NLIJudge, kind: str, claim: str, context: str
 ) -> None:
-    """Even a model that entails everything (0.9) cannot pass these kinds: the guard decides."""
+    """Even a model that entails everything (0.9) cannot pass these kinds: the findings decide."""
     (verdict,) = entailing_judge.verdicts([(claim, (context,))])
-    assert not verdict.supported and verdict.score == 0.0, f"{kind}: {claim!r}"
+    assert not verdict.supported and verdict.findings, f"{kind}: {claim!r}"
 
 
-def test_guard_never_rejects_the_faithful_paraphrases(entailing_judge: NLIJudge) -> None:
+def test_no_finding_rejects_the_faithful_paraphrases(entailing_judge: NLIJudge) -> None:
     verdicts = entailing_judge.verdicts([(claim, (context,)) for _, claim, context in FAITHFUL])
     assert [v.reason for v in verdicts] == [""] * len(FAITHFUL)
 

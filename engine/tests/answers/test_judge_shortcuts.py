@@ -1,9 +1,8 @@
 """The lexical judge's shortcuts never change a verdict.
 
-At scale the judge remembers what it has read (each context's windows, each text's terms),
-answers an item asked twice from its first verdict, and settles a claim copied from its
-context before scoring any window. Each verdict must be the one the plain reading of the
-rules gives: the judge written out below without any of that, item by item, on every
+At scale the judge remembers what it has read (each context's windows, each text's terms and
+numbers) and answers an item asked twice from its first verdict. Each verdict must be the one
+the plain reading of the rules gives: the judge written out below without any of that, item by item, on every
 sentence of the first SAMPLE documents of this project's corpus (the whole demo corpus; a
 bounded sample of yours, so that the plain judge stays quick on a large collection) and on
 answers made at random from them."""
@@ -18,64 +17,42 @@ from judge_cases import FAITHFUL, HALLUCINATIONS, KINDS
 
 from rag_regress.answers.cache import verdict_key
 from rag_regress.answers.checks import missing_facts
-from rag_regress.answers.judges import Item, Verdict, decide
+from rag_regress.answers.judges import Item, Verdict, settle
 from rag_regress.answers.judges.claims import clauses, split_sentences
-from rag_regress.answers.judges.guard import guard, said_otherwise
-from rag_regress.answers.judges.lexical import LexicalJudge, Windows, contradicted, with_implied
-from rag_regress.answers.judges.lexicon import opposites
-from rag_regress.answers.judges.words import content_terms, term_set
+from rag_regress.answers.judges.lexical import FAIL_ON, LexicalJudge, Windows, coverage
 
 THRESHOLD = 0.5
 CORPUS = Path(__file__).parents[1] / "demo" / "evals" / "corpus.jsonl"
 SAMPLE = 40  # documents read: the demo's 40, or the first 40 of a team's own corpus
 
 
-def plain_coverage(claim: str, window: str) -> float:
-    """Coverage as its definition reads: each term of the claim in turn."""
-    terms = content_terms(claim)
-    if not terms:
-        return 1.0
-    have = term_set(window)
-    return sum(term in have or not have.isdisjoint(opposites(term)) for term in terms) / len(terms)
-
-
 def plain_verdict(claim: str, contexts: tuple[str, ...]) -> Verdict:
-    """One item judged on its own: its windows found afresh, every candidate scored, decide()."""
-    found = Windows(contexts, THRESHOLD)
+    """One item judged on its own: its windows found afresh, every candidate scored, settle(),
+    then each clause on its best window."""
+    found = Windows(contexts)
     if not found.split:
-        return decide(claim, [], THRESHOLD)
+        return settle(claim, [], THRESHOLD, "", FAIL_ON)
     context = "\n".join(contexts)
-    scored = [(plain_coverage(claim, w), w) for w in found.candidates(claim)] or [(0.0, found.split[0])]
-    verdict = decide(claim, scored, THRESHOLD, context=context)
+    scored = [(coverage(claim, w, context), w) for w in found.candidates(claim)]
+    verdict = settle(claim, scored, THRESHOLD, context, FAIL_ON)
     parts = clauses(claim)
-    if len(parts) == 1 or (verdict.supported and verdict.score == 1.0):
+    if not verdict.supported or len(parts) == 1 or any(_copied(claim, w) for _, w in scored):
         return verdict
-
-    def best(part: str) -> tuple[float, str]:
-        candidates = [(plain_coverage(part, w), w) for w in found.candidates(part)]
-        return max(candidates, key=lambda pair: (pair[0], -len(pair[1]))) if candidates else (0.0, "")
-
-    if contradicted(verdict):  # said apart: each clause most of it in a window of its own
-        if not said_otherwise(verdict.reason):
-            return verdict
-        held = [best(part) for part in parts]
-        pairs = zip(parts, held, strict=True)
-        if all(score >= LexicalJudge.APART and not guard(part, w, context) for part, (score, w) in pairs):
-            return Verdict(True, *min(held), "")
-        return verdict
-    scores = []
     for part in parts:
-        score, window = best(part)
-        problem = guard(part, window, context)
-        if problem:
-            return Verdict(False, 0.0, window, problem)
-        if score < THRESHOLD and window:
-            score = with_implied(part, window, score)
+        score, window = max(
+            ((coverage(part, w, context), w) for w in found.candidates(part)),
+            key=lambda pair: (pair[0], -len(pair[1])),
+        )
         if score < THRESHOLD:
             why = f"the clause '{part}' is not in the context (best support {score:.2f})"
-            return Verdict(False, score, window, why)
-        scores.append(score)
-    return Verdict(True, min(scores), verdict.window, "")
+            return Verdict(False, score, window, why, verdict.findings)
+    return verdict
+
+
+def _copied(claim: str, window: str) -> bool:
+    from rag_regress.answers.judges.claims import copied
+
+    return copied(claim, window)
 
 
 def _documents() -> list[str]:
@@ -160,7 +137,7 @@ def test_random_answers_get_the_plain_verdicts() -> None:
 
 def test_the_known_cases_get_the_plain_verdicts() -> None:
     items = [(claim, (context,)) for _, claim, context in HALLUCINATIONS + FAITHFUL]
-    items += [(claim, (context,)) for _, context, wrong, right in KINDS for claim in (wrong, right)]
+    items += [(claim, (context,)) for _, wrong, right, context in KINDS for claim in (wrong, right)]
     _assert_same(items + items[::-1])
 
 

@@ -4,6 +4,7 @@ wrote them for the default answers)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import rag_regress
 from conftest import PROJECT_ROOT, run_cli
 from rag_regress.settings.config import load_config
 
@@ -64,8 +66,13 @@ def test_migrate_writes_system_keeps_every_other_byte_and_is_idempotent(
     config = load_config(old_project)
     assert config.system.retriever == f"{PACKAGE}.retriever:build_retriever"
     assert config.system.generator == f"{PACKAGE}.generator:build_generator"
-    added = after.replace(before[before.index("[data]") :], "")
-    assert before.startswith(added.split("[system]")[0]) and after.endswith(before[before.index("[data]") :])
+    # [system] above the first table; [judge] tiers gone with its line; every other line stays
+    tiers = next(line for line in before.splitlines(keepends=True) if line.startswith("tiers = "))
+    kept = before.replace(tiers, "")
+    assert after.index("[system]") < after.index("[data]") and "tiers" not in after.split("[judge]")[1]
+    added = after.replace(kept[kept.index("[data]") :], "")
+    assert kept.startswith(added.split("[system]")[0]) and after.endswith(kept[kept.index("[data]") :])
+    assert "judge.tiers" not in json.dumps(config.judge.identity())
     out = capsys.readouterr().out
     assert "baseline.json is report format 2" in out and "nox -s baseline" in out
     assert run_cli(["--config", str(old_project), "migrate"]) == 0
@@ -91,7 +98,11 @@ def test_the_gate_refuses_the_previous_release_baseline_naming_the_versions(
     assert run_cli(["--config", str(old_project), "migrate"]) == 0
     assert run_cli(["--config", str(old_project), "gate"]) == 2
     err = capsys.readouterr().err
-    assert "an engine that records no version" in err and "rag-regress 1." in err and "nox -s baseline" in err
+    assert (
+        "an engine that records no version" in err
+        and f"rag-regress {rag_regress.__version__}" in err
+        and "nox -s baseline" in err
+    )
 
 
 def test_the_previous_release_system_files_import_the_library_and_run(

@@ -153,26 +153,29 @@ def test_judge_names_are_a_list_of_names(tmp_path: Path, value: str, said: str) 
     ]
 
 
+def test_judge_tiers_are_refused_naming_migrate(tmp_path: Path) -> None:
+    """[judge] tiers (one demo's plan names, read by the old guard) is gone: a file that still
+    sets it is refused at its line, saying how to remove it."""
+    text = TINY_CONFIG + '\n[judge]\ntiers = ["Team", "Business"]\n'
+    error = error_of(tmp_path, text)
+    assert error.line == line_starting(text, "tiers") and "rag-regress migrate" in str(error), str(error)
+
+
 @pytest.mark.parametrize(
     ("value", "said"),
-    [
-        ('"Team"', "must be a list"),
-        ('["Team"]', "at least two tiers"),
-        ('["Solo", " "]', "blank tier"),
-        ('["Solo", "Team", "team"]', "'Team', 'team' more than once"),
-        ('["Pro", "Team Pro"]', "'Pro', 'Team Pro' more than once"),
-    ],
+    [('"number"', "must be a list"), ('["numbers"]', "unknown finding 'numbers'"), ("[1]", "must be text")],
 )
-def test_judge_tiers_are_an_ordered_list_of_distinct_tiers(tmp_path: Path, value: str, said: str) -> None:
-    """[judge] tiers lists a product's plans lowest first; one tier, a blank one or two known by
-    the same last word is refused at its line. The identity keeps their order."""
-    text = TINY_CONFIG + f"\n[judge]\ntiers = {value}\n"
+def test_judge_fail_on_names_findings(tmp_path: Path, value: str, said: str) -> None:
+    """[judge] fail_on lists the narrow checks' findings that fail a sentence; a name that is
+    no finding is refused at its line, listing the findings. The identity records the list, the
+    backend's default when it is not set."""
+    text = TINY_CONFIG + f"\n[judge]\nfail_on = {value}\n"
     error = error_of(tmp_path, text)
-    assert error.line == line_starting(text, "tiers") and said in str(error), str(error)
-    assert error.fix == 'e.g. tiers = ["Solo", "Team", "Business", "Enterprise"]'
-    good = TINY_CONFIG + '\n[judge]\ntiers = ["Team", "Business", "Enterprise"]\n'
-    identity = load_config(write_project(tmp_path, config=good)).judge.identity()
-    assert identity["tiers"] == ["Team", "Business", "Enterprise"]
+    assert error.line == line_starting(text, "fail_on") and said in str(error), str(error)
+    good = TINY_CONFIG + '\n[judge]\nfail_on = ["number", "name"]\n'
+    assert load_config(write_project(tmp_path, config=good)).judge.identity()["fail_on"] == ["number", "name"]
+    default = load_config(write_project(tmp_path, config=TINY_CONFIG)).judge.identity()["fail_on"]
+    assert "number" in default and "order" not in default
 
 
 # -- what is not a setting ------------------------------------------------------------------

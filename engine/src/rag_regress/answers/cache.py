@@ -10,7 +10,8 @@ A cache must never change a verdict, so a cached verdict is used only when it ve
     secret kept beside the cache file (`<cache>.key`, never committed); an entry edited by
     hand, copied under another key, or written by another machine does not verify;
   - a cached "supported" verdict must also still pass the checks that cost nothing to redo:
-    its window is a window of the item's contexts and the guard accepts it.
+    its window is a window of the item's contexts, and the narrow checks find nothing there
+    that the identity's `fail_on` names.
 An entry that does not verify is ignored and judged again (counted in `rejected`, and said
 in the run's output). A file that is not a cache, or not readable as one, is ignored the
 same way and rewritten at the end of the run; only a path that is not a regular file (a
@@ -33,7 +34,7 @@ from typing import Any
 from ..inputs.signed import SignedFile
 from .judges import Item, Verdict
 from .judges.claims import windows
-from .judges.guard import guard
+from .judges.findings import findings
 
 FORMAT = "rag-eval-verdicts"
 _VERDICT_FIELDS = {field.name: field.type for field in fields(Verdict)}
@@ -78,7 +79,10 @@ def _verdict(stored: object) -> Verdict | None:
         return None
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
         return None
-    return Verdict(supported, float(score), window, reason)
+    noted = stored["findings"]
+    if not isinstance(noted, list | tuple) or not all(isinstance(finding, str) for finding in noted):
+        return None
+    return Verdict(supported, float(score), window, reason, tuple(noted))
 
 
 class VerdictCache:
@@ -98,11 +102,13 @@ class VerdictCache:
         verdict = _verdict(stored)
         if verdict is None:
             return None
-        if verdict.supported:  # redo what is cheap: a guard-caught claim can never pass from a cache
+        if verdict.supported:  # redo what is cheap: a claim a check fails never passes from a cache
             claim, contexts = item
-            if verdict.window not in _windows(tuple(contexts)) or guard(
-                claim, verdict.window, "\n".join(contexts)
-            ):
+            if verdict.window not in _windows(tuple(contexts)):
+                return None
+            failing = set(self.identity.get("fail_on") or ())
+            names = self.identity.get("names") or ()
+            if any(f.name in failing for f in findings(claim, verdict.window, "\n".join(contexts), names)):
                 return None
         return verdict
 

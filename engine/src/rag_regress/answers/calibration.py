@@ -1,35 +1,49 @@
-"""Calibrate the judge against human labels: how often does it agree, and at what threshold?
+"""Calibrate a judge against human labels: how often does it agree, where, and at what threshold?
 
-evals/judge_labels.jsonl holds claims a person labelled against a context:
-    {"id": "c01", "claim": "...", "context": "...", "supported": true, "kind": "numbers", "split": "tune"}
-`nox -s calibrate` runs the configured judge ([judge] in eval.toml) on every example and
-reports, treating "unsupported" as the positive class (the judge's job is to catch them):
-  accuracy    share of examples where judge and label agree
-  precision   of the claims the judge called unsupported, the share that truly are
-  recall      of the truly unsupported claims, the share the judge caught
-  kappa       Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level)
-per kind of claim, for each split of the labels on its own: "tune" (labels the judge's rules
-and threshold may be tuned on) and "holdout" (labels written before any tuning and never tuned
-on, so they can show the judge's failures). The threshold that maximises kappa is searched on
-the tuning labels only. Disagreements are listed for the tuning labels and only counted for
-the held-out ones: a held-out failure someone has read is no longer held out.
-`calibrate --labels PATH` scores any file in this format (a team's own labels; one class only
-is allowed, kappa is then n/a), `calibrate --json` prints the figures as JSON. The verdict
-cache is not used: calibration always runs the judge.
+A labels file holds claims a person labelled against a context, one JSON object a line:
+    {"id": "c01", "claim": "...", "context": "...", "supported": true,
+     "kind": "numbers", "domain": "manuals", "split": "tune"}
+(`kind`, `domain` and `split` optional). `calibrate` runs the configured judge ([judge] in
+eval.toml), or each judge `--compare` names, on every example and reports, treating
+"unsupported" as the positive class (the judge's job is to catch them):
+  accuracy      share of examples where judge and label agree
+  precision     of the claims the judge called unsupported, the share that truly are
+  recall        of the truly unsupported claims, the share the judge caught
+  kappa         Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level), with
+                a 95% bootstrap interval (BOOTSTRAP resamples of the examples, seeded)
+  false_alarms  of the faithful claims, the share the judge flagged
+for each split of the labels on its own, per kind, per domain, and per finding of the narrow
+checks (how often it is found, and the share of those claims that truly are unsupported: its
+precision, whether or not [judge] fail_on lets it fail a claim). Splits: "tune" or "dev" (labels
+the judge's rules and threshold may be tuned on) and "holdout" or "check" (never tuned on).
+The threshold that maximises kappa is searched on the tuning split only. Disagreements are
+listed for the tuning split and only counted for the held-out one: a held-out failure someone
+has read is no longer held out. The verdict cache is not used: calibration always runs the
+judge. Each judge's figures are kept beside the verdict cache (`calibration.json`), keyed by
+its identity, so `eval` and `gate` can print the configured judge's measured agreement.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import EvalInputError
 from ..inputs.data import _check_keys, _flag, _json_lines, _text, _unique
+from ..inputs.files import write_atomic
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
 
-SPLITS = ("tune", "holdout")
+TUNING = ("tune", "dev")  # the judge may be tuned on these
+HELD_OUT = ("holdout", "check")  # never tuned on
+SPLITS = TUNING + HELD_OUT
+BOOTSTRAP = 1000  # resamples for the kappa interval
+SEED = 0
 
 
 @dataclass(frozen=True)
@@ -39,8 +53,9 @@ class Label:
     context: str
     supported: bool
     kind: str
-    split: str  # "tune" (the judge may be tuned on it) or "holdout" (never tuned on)
+    split: str  # one of SPLITS
     line: int
+    domain: str = ""
 
 
 def load_labels(path: Path) -> list[Label]:
@@ -48,10 +63,13 @@ def load_labels(path: Path) -> list[Label]:
     labels: list[Label] = []
     seen: dict[str, int] = {}
     for number, item in _json_lines(path, "judge labels"):
-        _check_keys(path, number, item, {"id", "claim", "context", "supported"}, {"kind", "split"})
+        optional = {"kind", "split", "domain"}
+        _check_keys(path, number, item, {"id", "claim", "context", "supported"}, optional)
         split = _text(path, number, item, "split") if "split" in item else "tune"
         if split not in SPLITS:
-            raise EvalInputError(path, f"'split' is {split!r}", 'write "tune" or "holdout"', number)
+            raise EvalInputError(
+                path, f"'split' is {split!r}", 'write "tune" or "dev", "holdout" or "check"', number
+            )
         if not isinstance(item["supported"], bool):
             raise EvalInputError(path, "'supported' must be true or false", "write true or false", number)
         labels.append(
@@ -63,6 +81,7 @@ def load_labels(path: Path) -> list[Label]:
                 kind=_text(path, number, item, "kind") if "kind" in item else "",
                 split=split,
                 line=number,
+                domain=_text(path, number, item, "domain") if "domain" in item else "",
             )
         )
     if not labels:
@@ -95,18 +114,68 @@ def agreement(truth: list[bool], predicted: list[bool]) -> dict[str, float | Non
     }
 
 
-def supported_at(verdict: Verdict, threshold: float) -> bool:
-    """The verdict a threshold would give. A claim the guard rejected scores 0 and stays out."""
-    return verdict.score > 0 and verdict.score >= threshold
+def false_alarms(truth: list[bool], predicted: list[bool]) -> float | None:
+    """Of the faithful claims, the share the judge flagged (None when there are none)."""
+    faithful = [p for t, p in zip(truth, predicted, strict=True) if t]
+    return sum(not p for p in faithful) / len(faithful) if faithful else None
 
 
-def per_kind(labels: list[Label], predicted: list[bool]) -> dict[str, dict[str, float | int]]:
-    """For each kind: examples, accuracy, and how many of its faithful claims passed and of
-    its unsupported claims were caught."""
-    found: dict[str, dict[str, float | int]] = {}
-    for label, said in sorted(zip(labels, predicted, strict=True), key=lambda pair: pair[0].kind):
+def kappa_interval(
+    truth: list[bool], predicted: list[bool], resamples: int = BOOTSTRAP
+) -> list[float] | None:
+    """The 2.5th and 97.5th percentiles of kappa over `resamples` resamples of the examples
+    (with replacement, seeded: the same figures every run); resamples of one class are skipped.
+    None when too few resamples define kappa."""
+    rng = random.Random(SEED)
+    n = len(truth)
+    found = []
+    for _ in range(resamples):
+        picks = [rng.randrange(n) for _ in range(n)]
+        kappa = agreement([truth[i] for i in picks], [predicted[i] for i in picks])["kappa"]
+        if kappa is not None:
+            found.append(kappa)
+    if len(found) < resamples // 2:
+        return None
+    found.sort()
+    return [found[int(0.025 * (len(found) - 1))], found[int(0.975 * (len(found) - 1))]]
+
+
+def figures(truth: list[bool], predicted: list[bool]) -> dict[str, Any]:
+    """agreement() plus the share of faithful claims flagged and kappa's bootstrap interval."""
+    return {
+        "n": len(truth),
+        "unsupported": sum(not t for t in truth),
+        **agreement(truth, predicted),
+        "kappa_95": kappa_interval(truth, predicted),
+        "false_alarms": false_alarms(truth, predicted),
+    }
+
+
+def _failing(verdict: Verdict, fail_on: Sequence[str]) -> bool:
+    return any(finding.split(":", 1)[0] in fail_on for finding in verdict.findings)
+
+
+def supported_at(
+    verdict: Verdict, threshold: float, fail_on: Sequence[str] = (), configured: float = 0.0
+) -> bool:
+    """The verdict `threshold` would give to a verdict judged at the `configured` one: the score
+    reaches it and no failing finding was found. A verdict that failed though its score reached
+    the configured threshold (the LLM's quote not in the contexts) stays unsupported."""
+    if _failing(verdict, fail_on):
+        return False
+    if verdict.supported:
+        return verdict.score >= threshold
+    return verdict.score < configured and verdict.score > 0 and verdict.score >= threshold
+
+
+def per_group(
+    labels: list[Label], predicted: list[bool], key: Callable[[Label], str]
+) -> dict[str, dict[str, Any]]:
+    """Per kind (or domain): examples, accuracy, faithful claims passed, unsupported ones caught."""
+    found: dict[str, dict[str, Any]] = {}
+    for label, said in sorted(zip(labels, predicted, strict=True), key=lambda pair: key(pair[0])):
         entry = found.setdefault(
-            label.kind or "(none)",
+            key(label) or "(none)",
             {"n": 0, "right": 0, "faithful": 0, "passed": 0, "unsupported": 0, "caught": 0},
         )
         entry["n"] += 1
@@ -118,112 +187,288 @@ def per_kind(labels: list[Label], predicted: list[bool]) -> dict[str, dict[str, 
     return found
 
 
-def calibrate(settings: JudgeSettings, config_path: Path, labels_path: Path | None = None) -> dict[str, Any]:
+def per_domain(labels: list[Label], predicted: list[bool]) -> dict[str, dict[str, Any]]:
+    """Per domain: the split's figures (with kappa's interval) for its labels alone."""
+    domains = sorted({label.domain for label in labels})
+    return {
+        domain or "(none)": figures(
+            [label.supported for label in labels if label.domain == domain],
+            [said for label, said in zip(labels, predicted, strict=True) if label.domain == domain],
+        )
+        for domain in domains
+    }
+
+
+def per_finding(
+    labels: list[Label], verdicts: list[Verdict], fail_on: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Per finding of the narrow checks: claims it was found in, the share of those truly
+    unsupported (its precision), and whether fail_on lets it fail a claim."""
+    found: dict[str, dict[str, Any]] = {}
+    for label, verdict in zip(labels, verdicts, strict=True):
+        for name in dict.fromkeys(finding.split(":", 1)[0] for finding in verdict.findings):
+            entry = found.setdefault(name, {"found": 0, "unsupported": 0, "fails": name in fail_on})
+            entry["found"] += 1
+            entry["unsupported"] += not label.supported
+    for entry in found.values():
+        entry["precision"] = entry["unsupported"] / entry["found"]
+    return dict(sorted(found.items()))
+
+
+def _split_figures(
+    chosen: list[tuple[Label, Verdict]], threshold: float, fail_on: Sequence[str], held_out: bool
+) -> dict[str, Any]:
+    labels = [label for label, _ in chosen]
+    truth = [label.supported for label in labels]
+    said = [supported_at(v, threshold, fail_on, threshold) for _, v in chosen]
+    result = {
+        **figures(truth, said),
+        "per_domain": per_domain(labels, said),
+        "per_kind": per_group(labels, said, lambda label: label.kind),
+        "per_finding": per_finding(labels, [v for _, v in chosen], fail_on),
+    }
+    wrong = [
+        {"id": label.id, "kind": label.kind, "label": label.supported, "score": v.score, "why": v.reason}
+        for (label, v), s in zip(chosen, said, strict=True)
+        if s != label.supported
+    ]
+    # counted, never listed: a held-out failure someone has read is a tuning label
+    result["disagreements"] = len(wrong) if held_out else wrong
+    return result
+
+
+def calibrate(
+    settings: JudgeSettings,
+    config_path: Path,
+    labels_path: Path | None = None,
+    *,
+    labels: list[Label] | None = None,
+    store: bool = True,
+) -> dict[str, Any]:
     """Run the judge of `settings` ([judge] of the eval.toml at `config_path`) on the labels
     (`labels_path`, or [judge] labels). Each split is reported on its own; the threshold that
-    maximises kappa is searched on the "tune" split only, never on the held-out one."""
+    maximises kappa is searched on the tuning split only, never on the held-out one. With
+    `store`, the figures are kept beside the verdict cache for `eval` and `gate` to show."""
     path = labels_path or settings.labels
-    labels = load_labels(path)
+    labels = labels if labels is not None else load_labels(path)
     judge = build_judge(settings, config_path)
     verdicts = judge.verdicts([(label.claim, (label.context,)) for label in labels])
-    threshold = settings.threshold
+    threshold, fail_on = settings.threshold, settings.failing()
     splits: dict[str, Any] = {}
     for split in SPLITS:
         chosen = [(label, v) for label, v in zip(labels, verdicts, strict=True) if label.split == split]
-        if not chosen:
-            continue
-        truth = [label.supported for label, _ in chosen]
-        said = [supported_at(v, threshold) for _, v in chosen]
-        splits[split] = {
-            "examples": len(chosen),
-            "unsupported": sum(not t for t in truth),
-            **agreement(truth, said),
-            "per_kind": per_kind([label for label, _ in chosen], said),
-            "disagreements": [
-                {
-                    "id": label.id,
-                    "kind": label.kind,
-                    "label": label.supported,
-                    "score": v.score,
-                    "why": v.reason,
-                }
-                for (label, v), s in zip(chosen, said, strict=True)
-                if s != label.supported
-            ],
-        }
-        if split == "holdout":  # counted, never listed: a held-out failure read is a tuning label
-            splits[split]["disagreements"] = len(splits[split]["disagreements"])
-    tune = [(label, v) for label, v in zip(labels, verdicts, strict=True) if label.split == "tune"]
-    best: float | None = None
+        if chosen:
+            splits[split] = _split_figures(chosen, threshold, fail_on, split in HELD_OUT)
+    tune = [(label, v) for label, v in zip(labels, verdicts, strict=True) if label.split in TUNING]
     if tune:
         truth = [label.supported for label, _ in tune]
         candidates = sorted({v.score for _, v in tune if v.score > 0} | {threshold})
         scored = [
-            (agreement(truth, [supported_at(v, t) for _, v in tune])["kappa"] or 0.0, t) for t in candidates
+            (agreement(truth, [supported_at(v, t, fail_on, threshold) for _, v in tune])["kappa"] or 0.0, t)
+            for t in candidates
         ]
         top = max(kappa for kappa, _ in scored)
         best = min((t for kappa, t in scored if kappa == top), key=lambda t: abs(t - threshold))
-        splits["tune"]["best_threshold"] = best
-        splits["tune"]["at_best"] = agreement(truth, [supported_at(v, best) for _, v in tune])
-    headline = splits.get("holdout") or splits.get("tune") or {}
-    return {
+        first = next(split for split in TUNING if split in splits)
+        splits[first]["best_threshold"] = best
+        splits[first]["at_best"] = agreement(
+            truth, [supported_at(v, best, fail_on, threshold) for _, v in tune]
+        )
+    headline_split = next((s for s in HELD_OUT if s in splits), next(iter(splits)))
+    headline = splits[headline_split]
+    stats = getattr(judge, "stats", None)
+    result = {
         "judge": judge.identity,
         "labels_path": str(path),
         "threshold": threshold,
-        "split": "holdout" if "holdout" in splits else "tune",
-        "accuracy": headline.get("accuracy"),
-        "kappa": headline.get("kappa"),
-        "per_kind": headline.get("per_kind", {}),
+        "fail_on": list(fail_on),
+        "split": headline_split,
+        "accuracy": headline["accuracy"],
+        "kappa": headline["kappa"],
+        "kappa_95": headline["kappa_95"],
+        "false_alarms": headline["false_alarms"],
+        "examples": headline["n"],
+        "per_kind": headline["per_kind"],
+        "per_domain": headline["per_domain"],
         "splits": splits,
-    }
+    } | ({"requests": dict(stats)} if stats else {})
+    if store:
+        remember(settings, result)
+    return result
+
+
+def compare(
+    settings: JudgeSettings, config_path: Path, backends: Sequence[str], labels_path: Path | None = None
+) -> dict[str, Any]:
+    """calibrate() for each backend named, with [judge]'s other settings, on the same labels."""
+    path = labels_path or settings.labels
+    labels = load_labels(path)
+    results = {}
+    for name in backends:
+        chosen = settings if name == settings.backend else _with_backend(settings, name, config_path)
+        results[name] = calibrate(chosen, config_path, path, labels=labels, store=name == settings.backend)
+    return {"labels_path": str(path), "backends": results}
+
+
+def _with_backend(settings: JudgeSettings, name: str, config_path: Path) -> JudgeSettings:
+    """[judge] with another backend, its own default threshold and fail_on unless set."""
+    from .settings import DEFAULT_THRESHOLDS
+
+    try:
+        return dataclasses.replace(
+            settings, backend=name, threshold=DEFAULT_THRESHOLDS.get(name, 0.5), fail_on=settings.fail_on
+        )
+    except ValueError as error:
+        raise EvalInputError(
+            config_path,
+            f"calibrate --compare {name}: {error}",
+            "set what that backend needs in [judge]",
+            settings.line,
+        ) from None
+
+
+def stored_path(settings: JudgeSettings) -> Path:
+    return settings.cache.with_name("calibration.json")
+
+
+def remember(settings: JudgeSettings, result: dict[str, Any]) -> None:
+    """Keep the headline figures of `result` by judge identity (best effort: a cache)."""
+    path = stored_path(settings)
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+        kept = [entry for entry in kept if isinstance(entry, dict) and entry.get("judge") != result["judge"]]
+    except (OSError, ValueError):
+        kept = []
+    keys = ("judge", "labels_path", "split", "examples", "kappa", "kappa_95", "false_alarms", "accuracy")
+    kept.append({key: result[key] for key in keys})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(kept[-20:], indent=1, sort_keys=True) + "\n")
+    except OSError:
+        pass  # the figures are a convenience: calibration itself has been printed
+
+
+def measured(settings: JudgeSettings) -> str:
+    """One line: the configured judge's measured agreement, or that it was not measured."""
+    identity = settings.identity()
+    path = stored_path(settings)
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    except (OSError, ValueError):
+        kept = []
+    for entry in kept if isinstance(kept, list) else []:
+        if isinstance(entry, dict) and entry.get("judge") == identity:
+            low_high = entry.get("kappa_95") or [None, None]
+            interval = f" (95% {low_high[0]:.2f} to {low_high[1]:.2f})" if None not in low_high else ""
+            kappa = "n/a" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
+            flagged = entry.get("false_alarms")
+            alarms = f", flags {flagged:.0%} of faithful claims" if flagged is not None else ""
+            labels = f"{entry['examples']} {entry['split']} labels of {Path(entry['labels_path']).name}"
+            return f"Judge agreement: kappa {kappa}{interval}{alarms} on {labels}"
+    return "Judge agreement: not measured for this judge and its settings (run `calibrate`)"
 
 
 def _figure(value: float | None, width: int) -> str:
     return f"{'n/a':>{width}}" if value is None else f"{value:{width}.3f}"
 
 
+def _interval(value: list[float] | None) -> str:
+    return f"[{value[0]:.2f}, {value[1]:.2f}]" if value else "n/a"
+
+
 def format_calibration(result: dict[str, Any]) -> str:
     judge = result["judge"]
     model = (
-        f" model {judge['model']}" + (f"@{judge['revision']}" if judge["revision"] else "")
-        if judge["model"]
+        f" model {judge['model']}" + (f"@{judge['revision']}" if judge.get("revision") else "")
+        if judge.get("model")
         else ""
     )
     source = Path(result["labels_path"]).name
-    lines = [f"Judge {judge['name']}{model}, threshold {result['threshold']:g}, on {source}"]
-    for split, figures in result["splits"].items():
-        title = "held-out labels (never tuned on)" if split == "holdout" else "tuning labels"
+    failing = ", ".join(result["fail_on"]) or "none"
+    lines = [
+        f"Judge {judge['name']} {judge.get('version') or ''}{model}, threshold {result['threshold']:g}, "
+        f"failing findings: {failing}; on {source}"
+    ]
+    for split, found in result["splits"].items():
+        title = (
+            f"{split}: held-out labels (never tuned on)" if split in HELD_OUT else f"{split}: tuning labels"
+        )
         lines += [
             "",
-            f"{title}: {figures['examples']} examples ({figures['unsupported']} unsupported)",
+            f"{title}: {found['n']} examples ({found['unsupported']} unsupported)",
             f"  {'threshold':<22} {'accuracy':>8} {'precision':>9} {'recall':>6} {'kappa':>6}"
             "   (positive = unsupported)",
         ]
-        rows = [("configured", result["threshold"], figures)]
-        if "best_threshold" in figures:
-            rows.append(("best (max kappa)", figures["best_threshold"], figures["at_best"]))
+        rows = [("configured", result["threshold"], found)]
+        if "best_threshold" in found:
+            rows.append(("best (max kappa)", found["best_threshold"], found["at_best"]))
         for name, threshold, row in rows:
             lines.append(
                 f"  {name + f' {threshold:.3f}':<22} {row['accuracy']:8.3f} {row['precision']:9.3f} "
                 f"{row['recall']:6.3f} {_figure(row['kappa'], 6)}"
             )
-        lines.append(f"  {'kind':<16} {'n':>3} {'accuracy':>8}  faithful passed  unsupported caught")
-        for kind, entry in figures["per_kind"].items():
+        lines.append(
+            f"  kappa 95% interval {_interval(found['kappa_95'])}; faithful claims flagged: "
+            + ("n/a" if found["false_alarms"] is None else f"{found['false_alarms']:.0%}")
+        )
+        if len(found["per_domain"]) > 1 or "(none)" not in found["per_domain"]:
             lines.append(
-                f"  {kind:<16} {entry['n']:>3} {entry['accuracy']:8.3f}  "
+                f"  {'domain':<20} {'n':>3} {'accuracy':>8} {'kappa':>6}  95% interval  faithful flagged"
+            )
+            for domain, entry in found["per_domain"].items():
+                alarms = "n/a" if entry["false_alarms"] is None else f"{entry['false_alarms']:.0%}"
+                lines.append(
+                    f"  {domain:<20} {entry['n']:>3} {entry['accuracy']:8.3f} {_figure(entry['kappa'], 6)}  "
+                    f"{_interval(entry['kappa_95']):<12}  {alarms:>6}"
+                )
+        lines.append(f"  {'kind':<28} {'n':>3} {'accuracy':>8}  faithful passed  unsupported caught")
+        for kind, entry in found["per_kind"].items():
+            lines.append(
+                f"  {kind:<28} {entry['n']:>3} {entry['accuracy']:8.3f}  "
                 f"{entry['passed']:>6}/{entry['faithful']:<8}  {entry['caught']:>10}/{entry['unsupported']}"
             )
-        if isinstance(figures["disagreements"], int):
+        if found["per_finding"]:
+            lines.append(f"  {'finding':<12} {'found':>5} {'precision':>9}  fails a claim")
+            for name, entry in found["per_finding"].items():
+                fails = "yes" if entry["fails"] else "no"
+                lines.append(f"  {name:<12} {entry['found']:>5} {entry['precision']:9.3f}  {fails}")
+        if isinstance(found["disagreements"], int):
             lines.append(
-                f"  disagreements at the configured threshold: {figures['disagreements']} "
+                f"  disagreements at the configured threshold: {found['disagreements']} "
                 "(held-out ones are counted, not listed: reading them would make them tuning labels)"
             )
-        elif figures["disagreements"]:
-            lines.append(f"  disagreements at the configured threshold ({len(figures['disagreements'])}):")
-            for d in figures["disagreements"]:
+        elif found["disagreements"]:
+            lines.append(f"  disagreements at the configured threshold ({len(found['disagreements'])}):")
+            for d in found["disagreements"]:
                 said = "supported" if d["label"] else "unsupported"
                 why = d["why"] or "(judged supported)"
                 lines.append(
                     f"    {d['id']} [{d['kind']}] labelled {said}, judge score {d['score']:.2f} {why}"
                 )
+    return "\n".join(lines)
+
+
+def format_comparison(result: dict[str, Any]) -> str:
+    """The backends side by side: kappa (and faithful claims flagged) per split and domain."""
+    names = list(result["backends"])
+    lines = [f"Judges compared on {Path(result['labels_path']).name}: kappa (faithful claims flagged)"]
+    splits = dict.fromkeys(split for r in result["backends"].values() for split in r["splits"])
+    for split in splits:
+        lines += ["", f"{split}:", f"  {'domain':<20} " + " ".join(f"{name:>16}" for name in names)]
+        domains = dict.fromkeys(
+            d for r in result["backends"].values() for d in r["splits"].get(split, {}).get("per_domain", {})
+        )
+        for domain in [*domains, "all"]:
+            cells = []
+            for name in names:
+                found = result["backends"][name]["splits"].get(split)
+                entry = (
+                    None if found is None else (found if domain == "all" else found["per_domain"].get(domain))
+                )
+                if entry is None:
+                    cells.append(f"{'-':>16}")
+                    continue
+                alarms = "n/a" if entry["false_alarms"] is None else f"{entry['false_alarms']:.0%}"
+                cells.append(f"{_figure(entry['kappa'], 6).strip() + f' ({alarms})':>16}")
+            lines.append(f"  {domain:<20} " + " ".join(cells))
     return "\n".join(lines)

@@ -106,17 +106,18 @@ def judge_all(
         print(f"warning: {cache.note}", file=sys.stderr)
     found = [cache.get(item) for item in items]
     todo = [item for item, verdict in zip(items, found, strict=True) if verdict is None]
-    calls = 0
     fresh: Iterator[Verdict] = iter(())
+    served: dict[str, int] = {}  # what a backend with a server asked of it (requests, tokens)
     if todo:
-        fresh = iter(build_judge(settings, config_path).verdicts(todo))
-        calls = 1
+        judge = build_judge(settings, config_path)
+        fresh = iter(judge.verdicts(todo))
+        served = dict(getattr(judge, "stats", {}))
     verdicts = [verdict if verdict is not None else next(fresh) for verdict in found]
     for item, verdict in zip(items, verdicts, strict=True):
         cache.put(item, verdict)
     cache.save()
-    stats = {"hits": cache.hits, "misses": cache.misses, "judge_calls": calls, "rejected": cache.rejected}
-    return verdicts, stats
+    stats = {"hits": cache.hits, "misses": cache.misses, "judged": len(todo), "rejected": cache.rejected}
+    return verdicts, stats | served
 
 
 def evaluate_answers(

@@ -88,6 +88,19 @@ class JudgeTable:
     batch_size: StrictInt = Field(
         default=32, ge=1, le=4096, description="nli: claim-context pairs scored at once"
     )
+    entailment: StrictStr | StrictInt | None = Field(
+        default=None,
+        examples=["entailment", "consistent", 1],
+        description="nli: the model's output that means supported, by its label in the model's "
+        "id2label or by index (default: the one label starting 'entail'; a model with one output: "
+        "that output)",
+    )
+    fail_on: list[StrictStr] | None = Field(
+        default=None,
+        examples=[["number", "name", "polarity"]],
+        description="the narrow checks' findings that fail a sentence, beside the backend's verdict "
+        "(default: lexical all but order and condition, nli number and name, llm none; [] none)",
+    )
     base_url: StrictStr | None = Field(
         default=None,
         examples=["http://127.0.0.1:8000/v1"],
@@ -141,12 +154,7 @@ class JudgeTable:
         examples=[["Acme"]],
         description="names any context may use though few documents say them: your product's name",
     )
-    tiers: list[StrictStr] = Field(
-        default_factory=list,
-        examples=[["Solo", "Team", "Business", "Enterprise"]],
-        description="your product's plans (or any tiers), lowest first: what "
-        '"the Team plan and above" reaches',
-    )
+    tiers: list[StrictStr] | None = Field(default=None, description="removed in rag-regress 2.0")
     cache: SettingsPath = Field(default=Path(".cache/verdicts.json"), description="verdicts already computed")
     labels: SettingsPath = Field(
         default=Path("evals/judge_labels.jsonl"), description="human-labelled claims for `nox -s calibrate`"
@@ -169,16 +177,25 @@ class JudgeTable:
 
     @field_validator("tiers")
     @classmethod
-    def _tiers_distinct(cls, tiers: list[str]) -> list[str]:
-        if any(not tier.strip() for tier in tiers):
-            raise ValueError("must not hold a blank tier")
-        keys = [tier.split()[-1].casefold() for tier in tiers]  # a tier is known by its last word
-        repeated = sorted({tier for tier, key in zip(tiers, keys, strict=True) if keys.count(key) > 1})
-        if repeated:
-            raise ValueError(f"names {', '.join(map(repr, repeated))} more than once (by its last word)")
-        if len(tiers) == 1:
-            raise ValueError("must list at least two tiers, lowest first, or none")
-        return tiers
+    def _no_tiers(cls, tiers: list[str] | None) -> None:
+        if tiers is not None:  # the judge reads no product's plans: they were one demo's rules
+            raise ValueError(
+                "was removed in rag-regress 2.0 (the judge reads no plan tiers); delete the line, "
+                "or run `rag-regress migrate`"
+            )
+        return None
+
+    @field_validator("fail_on")
+    @classmethod
+    def _known_findings(cls, names: list[str] | None) -> list[str] | None:
+        from .judges.findings import FINDINGS
+
+        unknown = sorted(set(names or ()) - set(FINDINGS))
+        if unknown:
+            raise ValueError(
+                f"unknown finding {', '.join(map(repr, unknown))}; the findings are: {', '.join(FINDINGS)}"
+            )
+        return names
 
     @field_validator("model", "revision")
     @classmethod
@@ -241,6 +258,14 @@ class JudgeSettings(JudgeTable):
     line: int | None = None  # where `backend` is set, for error messages
     model_line: int | None = None  # where `model` is set
 
+    def failing(self) -> tuple[str, ...]:
+        """The findings that fail a sentence: [judge] fail_on, else the backend's default."""
+        if self.fail_on is not None:
+            return tuple(self.fail_on)
+        from .judges.lexical import FAIL_ON
+
+        return {"lexical": FAIL_ON, "nli": ("number", "name")}.get(self.backend, ())
+
     def identity(self) -> dict[str, Any]:
         """What produced the verdicts: recorded in every report, compared by the gate."""
         if self.backend == "llm":  # the built judge's own identity (answers/llm/judge.py)
@@ -248,9 +273,13 @@ class JudgeSettings(JudgeTable):
 
             return identity(self)
         nli = self.backend == "nli"
-        return {
+        found = {
             **versioned(self.backend),
             "model": self.model if nli else None,
             "revision": self.revision if nli else None,
             "threshold": self.threshold,
-        } | judged_names(self.names, self.tiers)
+            "fail_on": list(self.failing()),
+        }
+        if nli and self.entailment is not None:
+            found["entailment"] = self.entailment
+        return found | judged_names(self.names)

@@ -226,10 +226,13 @@ def format_table(report: Report, max_listed: int = 10, *, show_all: bool = False
 
 def cache_line(cache: dict[str, int]) -> str:
     """What the verdict cache did this run (printed by eval, baseline and gate)."""
-    line = (
-        f"Verdict cache: {cache['hits']} hits, {cache['misses']} misses; "
-        f"judge model calls this run: {cache['judge_calls']}"
-    )
+    line = f"Verdict cache: {cache['hits']} hits, {cache['misses']} misses"
+    line += f"; sentences judged this run: {cache['judged']}"
+    if "requests" in cache:  # a backend behind a server: what it was asked
+        line += (
+            f"; judge requests: {cache['requests']} ({cache.get('retries', 0)} retried, "
+            f"{cache.get('failed', 0)} failed), tokens: {cache.get('total_tokens', 0)}"
+        )
     if cache.get("rejected"):  # entries that did not verify (edited, or another machine's)
         line += f"; {cache['rejected']} cached verdicts did not verify and were judged again"
     return line

@@ -7,6 +7,8 @@ What each file's format is, and how it is told:
                  found retriever.py and generator.py in its own package). Migrated: the
                  [system] table is written above the first table, naming the package under
                  src/ beside eval.toml that holds both files; every other byte stays.
+                 Format 2 (rag-regress 2.0) has no [judge] tiers, which the judge no longer
+                 reads: the key is removed, with its comment.
   baseline       the report's own "version" (inputs/reports.py). A baseline older than
                  format 3 records no engine and no judge version, so no migration can say
                  which judge made it: migrate says so and leaves it; `baseline` remakes it.
@@ -76,7 +78,7 @@ def _package_of(folder: Path, config: Path) -> str:
 
 
 def migrate_config(path: Path) -> Change | None:
-    """The change that brings eval.toml to format 1, or None when it is there already."""
+    """The change that brings eval.toml to format 2, or None when it is there already."""
     try:
         text = path.read_text(encoding="utf-8")
         tables = tomllib.loads(text)
@@ -86,8 +88,26 @@ def migrate_config(path: Path) -> Change | None:
         ) from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise EvalInputError(path, f"cannot read it: {error}", "fix the file, then migrate again") from None
-    if "system" in tables:
-        return None
+    after = text if "system" in tables else _with_system(text, path)
+    if "tiers" in tables.get("judge", {}):
+        after = _without_tiers(after)
+    return None if after == text else Change(path, text, after)
+
+
+def _without_tiers(text: str) -> str:
+    """eval.toml without [judge] tiers (and the comment on its line); every other byte stays."""
+    import tomlkit
+
+    document = tomlkit.parse(text)
+    judge = document["judge"]
+    assert isinstance(judge, tomlkit.items.Table)
+    judge.remove("tiers")
+    after = tomlkit.dumps(document)
+    tomllib.loads(after)
+    return after
+
+
+def _with_system(text: str, path: Path) -> str:
     package = _package_of(path.parent, path)
     block = (
         '[system]                         # the system under test: your two factories ("module:function")\n'
@@ -98,7 +118,7 @@ def migrate_config(path: Path) -> Change | None:
     at = first.start() if first else len(text)
     after = text[:at] + block + text[at:]
     tomllib.loads(after)  # the result must still be TOML; a failure here is a bug, not input
-    return Change(path, text, after)
+    return after
 
 
 def _engine_module(dotted: str) -> bool:

@@ -2,7 +2,7 @@
 
 Each is written once, here, and none reads a setting. The retriever's tokenizer chooses among
 them by the [tokenizer] table (retrieval/tokens.py); the judges make a fixed choice of their
-own (answers/judges/words.py). So tuning how the retriever tokenizes never changes how a
+own (answers/judges/reading.py). So tuning how the retriever tokenizes never changes how a
 judge reads.
 """
 

@@ -1,16 +1,18 @@
 """Faithfulness judges: is a claim supported by the contexts the answer used?
 
-One small protocol, two backends, chosen by `backend` in the [judge] table of eval.toml:
+One small protocol; backends chosen by `backend` in the [judge] table of eval.toml and found by
+entry point (group `rag_regress.judges`), the built-in ones being:
 
   lexical  content-word coverage of the best window; no model, no torch (judges/lexical.py)
-  nli      an NLI cross-encoder via sentence-transformers (judges/nli.py, when chosen)
+  nli      a local sequence-classification entailment model (judges/nli.py)
+  llm      any OpenAI-compatible chat-completions endpoint (answers/llm/)
 
-Both score a claim against one- and two-sentence windows of each context, keep the best
-window, and then apply the shared guard (judges/guard.py), which compares the claim's structure
-with the window's: numbers and units, dates, names, negation and antonyms, quantifiers,
-modality, and who does what to whom. A claim copied from its context is always supported.
-A backend that cannot run stops with a clear error (exit 2): there is never a silent
-fallback to another judge, because a different judge means different numbers.
+Each scores a claim against one- and two-sentence windows of the contexts and keeps the best.
+The narrow checks (judges/findings.py: numbers, names, polarity, hedges...) then read the claim
+against that window; each reports a finding beside the backend's verdict, and only the findings
+[judge] fail_on names fail a claim. A claim copied from its context is always supported. A
+backend that cannot run stops with a clear error (exit 2): there is never a silent fallback to
+another judge, because a different judge means different numbers.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,18 +32,19 @@ from ...errors import EvalInputError
 @dataclass(frozen=True)
 class Verdict:
     supported: bool
-    score: float  # the best window's score (coverage or entailment), 0 when the guard rejects
+    score: float  # the best window's score (coverage, entailment or the votes' share)
     window: str  # the window the verdict rests on ("" when there was none)
     reason: str  # why it is unsupported ("" when supported)
+    findings: tuple[str, ...] = ()  # each narrow check's finding, "name: message", failing or not
 
 
 # Each built-in judge's version: bumped whenever its verdict on any claim may change. Reports
 # record it (with the digest of the rules it was measured with), and the gate refuses a
 # baseline judged by another version. A test pins RULES_DIGEST to these versions, so a change
 # to a judge's rules cannot ship without a new version (and a line in CHANGELOG.md).
-JUDGE_VERSIONS = {"lexical": "1.0", "nli": "1.0"}
+JUDGE_VERSIONS = {"lexical": "2.0", "nli": "2.0"}
 # rules_digest(name) of the rules each version names
-RULES_DIGEST = {"lexical": "481b83505f6a8d0c", "nli": "4124afc98ff5e9cd"}
+RULES_DIGEST = {"lexical": "191329d0a33866e6", "nli": "596da405640b4bf3"}
 # The module of each built-in backend: a backend's rules are the shared files of judges/ and
 # text/ and its own module, never another backend's, so adding a backend changes no other.
 BUILTIN = {"lexical": "rag_regress.answers.judges.lexical", "nli": "rag_regress.answers.judges.nli"}
@@ -89,8 +92,6 @@ def backends() -> dict[str, str]:
     return found
 
 
-_TRIED = 5  # windows a claim is checked against, best first: enough for the sentence it came from
-
 # One thing to judge: a claim and the contexts (texts) the answer used.
 Item = tuple[str, tuple[str, ...]]
 
@@ -103,80 +104,44 @@ class Judge(Protocol):
         ...
 
 
-def judged_names(names: Sequence[str], tiers: Sequence[str] = ()) -> dict[str, list[str]]:
-    """The identity's entries for [judge] names and tiers: none while there are none, so a
-    report made without the settings records the judge as it always has. Tiers keep their
-    order, which is what they say."""
-    return ({"names": sorted(names)} if names else {}) | ({"tiers": list(tiers)} if tiers else {})
+def judged_names(names: Sequence[str]) -> dict[str, list[str]]:
+    """The identity's entry for [judge] names: none while there are none."""
+    return {"names": sorted(names)} if names else {}
 
 
-def decide(
+def settle(
     claim: str,
     scored: list[tuple[float, str]],
     threshold: float,
-    check: Callable[[str, str], str | None] | None = None,
-    context: str = "",
+    context: str,
+    fail_on: Sequence[str],
     names: Sequence[str] = (),
-    tiers: Sequence[str] = (),
 ) -> Verdict:
-    """Pick the best window (highest score; among equals, the one sharing most words with
-    the claim, then the shorter), apply the guard (and a backend's own `check`, if any;
-    `context`, all the answer's contexts, is where the guard looks up names and dates;
-    `names`, [judge] names, are names any context may use; `tiers`, [judge] tiers, what
-    "the Team plan and above" reaches), compare with the threshold.
-    Shared by every backend, so they differ only in how they score a window."""
-    from .guard import ABSENT, copied, guard
+    """The verdict on a claim from its windows' scores, shared by the backends that score
+    windows: the best window (highest score; among equals the one sharing most of the claim's
+    words, then the shorter), the findings of the narrow checks against it (`context`, all the
+    answer's contexts, is where numbers and names are looked up; `names`, [judge] names, any
+    context may use), and the threshold. Supported when the score reaches the threshold and no
+    finding `fail_on` names is found. A claim copied from a window is supported, by any judge."""
+    from .claims import copied
+    from .findings import findings
     from .lexical import coverage
 
     if not scored:
         return Verdict(False, 0.0, "", "no context to check it against")
-    if not context or copied(claim, context):  # a copied sentence is supported, by any judge
-        for _, window in sorted(scored, key=lambda pair: len(pair[1])):
-            if copied(claim, window):
-                return Verdict(True, 1.0, window, "")
-    ranked = sorted(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])), reverse=True)
-    score, window = ranked[0]
+    for _, window in sorted(scored, key=lambda pair: len(pair[1])):
+        if copied(claim, window):
+            return Verdict(True, 1.0, window, "")
+    score, window = max(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])))
+    found = findings(claim, window, context, names)
+    failing = [f for f in found if f.name in fail_on]
+    shown = tuple(f"{f.name}: {f.message}" for f in found)
     if score < threshold:
-        return Verdict(False, score, window, f"best support {score:.2f} is below the threshold {threshold:g}")
-    first = None
-    for score, window in ranked[:_TRIED]:  # the best window the guard accepts, if one reaches the threshold
-        if score < threshold:
-            break
-        problem = guard(claim, window, context, names, tiers) or (check(claim, window) if check else None)
-        if not problem:
-            tied = _tied(claim, ranked, (score, window), context, check, names, tiers)
-            return tied or Verdict(True, score, window, "")
-        first = first or Verdict(False, 0.0, window, problem)
-        if ABSENT not in problem:  # a window that contradicts the claim settles it
-            break
-    assert first is not None  # the best window reached the threshold, so it was tried
-    return first
-
-
-def _tied(
-    claim: str,
-    ranked: list[tuple[float, str]],
-    accepted: tuple[float, str],
-    context: str,
-    check: Any,
-    names: Sequence[str],
-    tiers: Sequence[str],
-) -> Verdict | None:
-    """A window that scores exactly as well as the accepted one (and shares as much of the
-    claim) and contradicts the claim: two windows equally good, one of them against it, do not
-    support it ("Several timers can run at once" matches "you can edit ... while the timer is
-    running" as well as "Only one timer can run at a time")."""
-    from .guard import ABSENT, guard
-    from .lexical import coverage
-
-    level = (accepted[0], coverage(claim, accepted[1]))
-    for score, window in ranked[:_TRIED]:
-        if window == accepted[1] or (score, coverage(claim, window)) != level:
-            continue
-        problem = guard(claim, window, context, names, tiers) or (check(claim, window) if check else None)
-        if problem and ABSENT not in problem:
-            return Verdict(False, 0.0, window, problem)
-    return None
+        why = f"best support {score:.2f} is below the threshold {threshold:g}"
+        return Verdict(False, score, window, why, shown)
+    if failing:
+        return Verdict(False, score, window, failing[0].message, shown)
+    return Verdict(True, score, window, "", shown)
 
 
 def build_judge(settings: Any, config_path: Any) -> Judge:

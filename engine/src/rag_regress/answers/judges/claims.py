@@ -87,3 +87,17 @@ def _windows_of(context: str, size: int) -> tuple[str, ...]:
         for n in range(1, size + 1)
         for start in range(len(sentences) - n + 1)
     )
+
+
+def copied(claim: str, window: str) -> bool:
+    """Whether the claim is the window's own words (after the plain-text steps of reading, and
+    with case folded): a verbatim sentence is always supported."""
+    wanted = _folded(claim).strip(" .!?")
+    return bool(wanted) and wanted in _folded(window)
+
+
+@functools.lru_cache(maxsize=1 << 15)  # a context is looked in for every claim of its answer
+def _folded(text: str) -> str:
+    from .reading import plain
+
+    return " ".join(plain(text).casefold().split())

@@ -1,19 +1,24 @@
-"""The NLI judge: a sentence-transformers CrossEncoder trained for entailment.
+"""The NLI judge: a local sequence-classification model that scores entailment.
 
-Each claim is paired with every one- and two-sentence window of its contexts (premise =
-window, hypothesis = claim); all pairs of a run go to the model in one batched `predict`
-on the CPU, in pieces of PIECE_BATCHES batches handed to the run's executor (execution/:
-in this process, or on a Dask cluster's workers, each loading the model once). A claim's
-score is the best entailment probability over its windows; the shared guard then checks
-numbers, dates and negation, where NLI models are weakest.
+Any checkpoint sentence-transformers' CrossEncoder loads: a three-way NLI model (entailment,
+neutral, contradiction) or a checker made for grounding with one output or two (HHEM-,
+MiniCheck- or AlignScore-style). Each claim is paired with every one- and two-sentence window
+of its contexts (premise = window, hypothesis = claim); all pairs of a run go to the model in
+one batched `predict` on the CPU, in pieces of PIECE_BATCHES batches handed to the run's
+executor (execution/: in this process, or on a Dask cluster's workers, each loading the model
+once). A claim's score is the best probability of support over its windows; the narrow checks
+(findings.py) then report what they find, and those in [judge] fail_on (by default number and
+name, where NLI models are weakest) fail it.
 
-The position of "entailment" among the outputs is read from the model's own config
-(`id2label`), never assumed: models order their labels differently.
+Which output means "supported" is [judge] entailment (a label of the model's id2label, or an
+index); by default the one label starting with "entail", or the only output of a one-output
+model. It is read from the model's own config, never assumed: models order their labels
+differently.
 
-Settings ([judge] in eval.toml): `model` (a Hugging Face model id, or a local folder),
-`revision` (pin one for reproducible scores), `threshold` and `batch_size`. When the model
-cannot be loaded (for example offline, with no copy in the cache) the run stops with an
-error naming the `model` setting: it never falls back to another judge.
+Settings ([judge] in eval.toml): `model` (a local folder, or a Hugging Face model id read from
+the local cache), `revision` (pin one for reproducible scores), `threshold`, `batch_size` and
+`entailment`. When the model cannot be loaded (for example offline, with no copy in the cache)
+the run stops with an error naming the `model` setting: it never falls back to another judge.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 
 from ... import execution
 from ...errors import EvalInputError
-from . import Item, Verdict, decide, judged_names, versioned
+from . import Item, Verdict, judged_names, settle, versioned
 from .claims import windows
 
 INSTALL_HINT = (
@@ -32,11 +37,27 @@ INSTALL_HINT = (
 )
 
 
-def entailment_index(id2label: dict[Any, str]) -> int:
-    """The output index whose label is entailment, from the model config's id2label."""
-    matches = [int(i) for i, label in id2label.items() if str(label).lower().startswith("entail")]
+def entailment_index(id2label: dict[Any, str], chosen: str | int | None = None) -> int:
+    """The output index that means supported: `chosen` ([judge] entailment) as a label of the
+    model config's id2label or as an index; by default the one label starting with "entail",
+    or output 0 of a model with one output."""
+    labels = {int(i): str(label) for i, label in id2label.items()}
+    if isinstance(chosen, int):
+        if chosen not in labels:
+            raise ValueError(
+                f"entailment = {chosen} is no output of the model: it has {len(labels)} ({labels!r})"
+            )
+        return chosen
+    if chosen is not None:
+        matches = [i for i, label in labels.items() if label.casefold() == chosen.casefold()]
+        if len(matches) != 1:
+            raise ValueError(f"entailment = {chosen!r} is no label of the model: its labels are {labels!r}")
+        return matches[0]
+    if len(labels) == 1:
+        return next(iter(labels))
+    matches = [i for i, label in labels.items() if label.lower().startswith("entail")]
     if len(matches) != 1:
-        raise ValueError(f"no single entailment label in id2label {dict(id2label)!r}")
+        raise ValueError(f"no single entailment label in id2label {labels!r}: set [judge] entailment")
     return matches[0]
 
 
@@ -55,7 +76,8 @@ def _probabilities(model: Any, batch_size: int, pairs: Sequence[tuple[str, str]]
     execution.model_handle (the CrossEncoder itself in this process)."""
     model = execution.model_for(model, "NLI", load_cross_encoder, WORKER_FIX)
     rows = model.predict(list(pairs), batch_size=batch_size, apply_softmax=True, show_progress_bar=False)
-    return [[float(p) for p in row] for row in rows]
+    # a one-output model gives one number a pair (its activation's: a probability)
+    return [[float(p) for p in row] if hasattr(row, "__len__") else [float(row)] for row in rows]
 
 
 class NLIJudge:
@@ -68,18 +90,21 @@ class NLIJudge:
         batch_size: int,
         source: str | None = None,
         names: tuple[str, ...] = (),
-        tiers: tuple[str, ...] = (),
+        fail_on: tuple[str, ...] = ("number", "name"),
+        entailment: str | int | None = None,
     ):
         self.model = model
         self.source = source or model_name  # where a cluster's worker loads the same model from
         self.revision = revision
         self.threshold = threshold
         self.batch_size = batch_size
-        self.entailment = entailment_index(model.config.id2label)
+        self.entailment = entailment_index(model.config.id2label, entailment)
         self.names = names  # [judge] names: any context may use them
-        self.tiers = tiers  # [judge] tiers, lowest first: what "the Team plan and above" reaches
+        self.fail_on = fail_on
         self.identity: dict[str, Any] = versioned("nli") | {"model": model_name, "revision": revision}
-        self.identity |= {"threshold": threshold} | judged_names(names, tiers)
+        self.identity |= {"threshold": threshold, "fail_on": list(fail_on)} | judged_names(names)
+        if entailment is not None:
+            self.identity["entailment"] = entailment
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         per_item = [windows(contexts) for _, contexts in items]
@@ -96,9 +121,7 @@ class NLIJudge:
             position += len(found)
             scored = [(float(row[self.entailment]), window) for row, window in zip(rows, found, strict=True)]
             context = "\n".join(contexts)
-            results.append(
-                decide(claim, scored, self.threshold, context=context, names=self.names, tiers=self.tiers)
-            )
+            results.append(settle(claim, scored, self.threshold, context, self.fail_on, self.names))
         return results
 
 
@@ -132,12 +155,19 @@ def build(settings: Any, config_path: Any) -> NLIJudge:
         ) from None
     try:
         identity = (settings.model, settings.revision, settings.threshold, settings.batch_size)
-        names, tiers = tuple(settings.names), tuple(settings.tiers)
-        return NLIJudge(model, *identity, source=settings.load_from, names=names, tiers=tiers)
+        return NLIJudge(
+            model,
+            *identity,
+            source=settings.load_from,
+            names=tuple(settings.names),
+            fail_on=settings.failing(),
+            entailment=settings.entailment,
+        )
     except ValueError as error:
         raise EvalInputError(
             config_path,
-            f"the model {settings.model!r} is not an NLI model: {error}",
-            "set [judge] model to an NLI cross-encoder (labels entailment/neutral/contradiction)",
+            f"the model {settings.model!r}: {error}",
+            "set [judge] entailment to the label (or index) of the output that means supported, or "
+            "[judge] model to an NLI model (labels entailment/neutral/contradiction)",
             settings.model_line,
         ) from None

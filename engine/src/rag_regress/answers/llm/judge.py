@@ -18,11 +18,11 @@ with one verdict for each sentence asked and none other. Then, per sentence:
   votes     with `votes` > 1, one request per vote (vote i with seed + i); the score is the
             share of votes that found support, and the sentence is supported when the score
             reaches `threshold` (0.5 by default: a majority, with an odd number of votes)
-  guard     the shared guard (judges/guard.py) checks the sentence against the window of the
-            contexts (one or two sentences) holding the quote, as it checks every judge's
-            verdicts: numbers, dates, names, negation. A supported verdict therefore always
-            rests on a window of the contexts the guard accepts, which the verdict cache
-            re-checks before it reuses one (answers/cache.py)
+  findings  the narrow checks (judges/findings.py) read the sentence against the window of
+            the contexts (one or two sentences) holding the quote and report what they find
+            beside the verdict; those [judge] fail_on names (none by default) fail it. A
+            supported verdict always rests on a window of the contexts, which the verdict
+            cache re-checks before it reuses one (answers/cache.py)
 
 Never a silent pass: a reply that is not that JSON, lacks a sentence, or names one not asked
 for, and a request that still fails after its retries, stop the run with EvalInputError
@@ -56,13 +56,13 @@ from ...retrieval.ratelimit import RateLimit
 from ...retrieval.retries import RetryPolicy
 from ..judges import Item, Verdict, judged_names, rules_digest
 from ..judges.claims import windows
-from ..judges.guard import guard
-from ..judges.words import plain
+from ..judges.findings import findings
+from ..judges.reading import plain
 from ..settings import JudgeSettings
 from .client import Client, Completion, Refused, Transient, shortened
 from .prompt import prompt_digest, read_prompt
 
-VERSION = "1.0"  # bump whenever a verdict may change: the prompt, the request, the checks below
+VERSION = "2.0"  # bump whenever a verdict may change: the prompt, the request, the checks below
 PER_REQUEST = 32  # sentences in one request at most (an answer's, or several answers' of the same contexts)
 MIN_QUOTE_WORDS = 3  # a shorter quote is evidence only when it is a whole sentence of a context
 SEED_RANGE = 2**31  # vote i sends (seed + i) modulo this: every server takes a 32-bit seed
@@ -74,8 +74,8 @@ Ballot = tuple[bool, str]  # one vote on one sentence: supported, and its eviden
 
 def identity(settings: JudgeSettings) -> dict[str, Any]:
     """What makes the LLM judge's verdicts: the built judge's identity, and JudgeSettings'.
-    The rules are the shared guard's and the text reading's (judges/ and text/, less the
-    other backends' modules): they decide verdicts here too. Never the API key."""
+    The rules are the narrow checks' and the text reading's (judges/ and text/, less the
+    other backends' modules): their findings are reported here too. Never the API key."""
     return {
         "name": "llm",
         "version": VERSION,
@@ -88,7 +88,8 @@ def identity(settings: JudgeSettings) -> dict[str, Any]:
         "votes": settings.votes,
         "temperature": settings.temperature,
         "seed": settings.seed,
-    } | judged_names(settings.names, settings.tiers)
+        "fail_on": list(settings.failing()),
+    } | judged_names(settings.names)
 
 
 @dataclass(frozen=True)
@@ -282,7 +283,7 @@ class LLMJudge:
             raise self._error(ask, problem, fix) from None
 
     def decide(self, claim: str, contexts: tuple[str, ...], votes: list[Ballot]) -> Verdict:
-        """The verdict of one sentence from its votes (module doc: evidence, votes, guard)."""
+        """The verdict of one sentence from its votes (module doc: evidence, votes, findings)."""
         found: list[str] = []  # the quotes of the votes that found support
         problems: list[str] = []  # why the other "supported" votes do not count
         for supported, evidence in votes:
@@ -295,17 +296,19 @@ class LLMJudge:
             reason = problems[0] if problems else "the judge found no support in the contexts"
             return Verdict(False, score, "", reason + tally)
         context = "\n".join(contexts)
-        names, tiers = self.settings.names, self.settings.tiers
+        failing = self.settings.failing()
         rejected: Verdict | None = None
         for evidence in found:
             for window in _quoted_windows(evidence, contexts):
-                problem = guard(claim, window, context, names, tiers)
-                if problem is None:
-                    return Verdict(True, score, window, "")
-                rejected = rejected or Verdict(False, 0.0, window, problem)
-        shown = repr(shortened(found[0], 120))
+                noted = findings(claim, window, context, self.settings.names)
+                shown = tuple(f"{f.name}: {f.message}" for f in noted)
+                vetoed = [f for f in noted if f.name in failing]
+                if not vetoed:
+                    return Verdict(True, score, window, "", shown)
+                rejected = rejected or Verdict(False, score, window, vetoed[0].message, shown)
+        quote = repr(shortened(found[0], 120))
         return rejected or Verdict(
-            False, 0.0, "", f"the judge's quote is not within two consecutive sentences of a context: {shown}"
+            False, 0.0, "", f"the judge's quote is not within two consecutive sentences of a context: {quote}"
         )
 
     def _error(self, ask: _Ask, problem: str, fix: str) -> EvalInputError:
