@@ -331,14 +331,19 @@ def stored_path(settings: JudgeSettings) -> Path:
     return settings.cache.with_name("calibration.json")
 
 
+def _stored(path: Path) -> list[dict[str, Any]]:
+    """The figures kept at `path`; none when it is missing or not such a file (a cache)."""
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    except (OSError, ValueError):
+        return []
+    return [entry for entry in kept if isinstance(entry, dict)] if isinstance(kept, list) else []
+
+
 def remember(settings: JudgeSettings, result: dict[str, Any]) -> None:
     """Keep the headline figures of `result` by judge identity (best effort: a cache)."""
     path = stored_path(settings)
-    try:
-        kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-        kept = [entry for entry in kept if isinstance(entry, dict) and entry.get("judge") != result["judge"]]
-    except (OSError, ValueError):
-        kept = []
+    kept = [entry for entry in _stored(path) if entry.get("judge") != result["judge"]]
     keys = ("judge", "labels_path", "split", "examples", "kappa", "kappa_95", "false_alarms", "accuracy")
     kept.append({key: result[key] for key in keys})
     try:
@@ -351,13 +356,8 @@ def remember(settings: JudgeSettings, result: dict[str, Any]) -> None:
 def measured(settings: JudgeSettings) -> str:
     """One line: the configured judge's measured agreement, or that it was not measured."""
     identity = settings.identity()
-    path = stored_path(settings)
-    try:
-        kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-    except (OSError, ValueError):
-        kept = []
-    for entry in kept if isinstance(kept, list) else []:
-        if isinstance(entry, dict) and entry.get("judge") == identity:
+    for entry in _stored(stored_path(settings)):
+        if entry.get("judge") == identity:
             low_high = entry.get("kappa_95") or [None, None]
             interval = f" (95% {low_high[0]:.2f} to {low_high[1]:.2f})" if None not in low_high else ""
             kappa = "n/a" if entry["kappa"] is None else f"{entry['kappa']:.2f}"

@@ -262,9 +262,9 @@ class JudgeSettings(JudgeTable):
         """The findings that fail a sentence: [judge] fail_on, else the backend's default."""
         if self.fail_on is not None:
             return tuple(self.fail_on)
-        from .judges.lexical import FAIL_ON
+        from .judges import lexical, nli
 
-        return {"lexical": FAIL_ON, "nli": ("number", "name")}.get(self.backend, ())
+        return {"lexical": lexical.FAIL_ON, "nli": nli.FAIL_ON}.get(self.backend, ())
 
     def identity(self) -> dict[str, Any]:
         """What produced the verdicts: recorded in every report, compared by the gate."""
