@@ -27,7 +27,9 @@ ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 SHIPPED_BASELINES = ROOT / "{{cookiecutter.project_slug}}" / "evals" / "baselines"
 # Choices whose project needs torch: pip installs it (uv does not see the local CPU wheel),
 # pinned in the same command. Offline: models come from packages, never from a hub.
-TORCH_CHOICES = {"dense", "hybrid"}
+TORCH_CHOICES = {"dense", "hybrid", "qdrant"}
+# Choices that call the team's own service: no baseline can be made for them here.
+SERVICE_CHOICES = {"http"}
 TORCH = "torch==2.13.0"
 OFFLINE = {"HF_HUB_OFFLINE": "1"}
 ENGINE = ROOT / "engine"
@@ -47,11 +49,11 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(venv_backend="virtualenv")
 def engine(session: nox.Session) -> None:
-    """The engine's tests, with the dense, hybrid and TF-IDF retrievers' dependencies (torch
-    pinned, with pip: uv does not see the local CPU wheel) and its test group."""
+    """The engine's tests, with the dense, hybrid, TF-IDF and Qdrant retrievers' dependencies
+    (torch pinned, with pip: uv does not see the local CPU wheel) and its test group."""
     project = nox.project.load_toml(str(ENGINE / "pyproject.toml"))
     group = nox.project.dependency_groups(project, "test")
-    session.install("-e", f"{ENGINE}[tfidf,dense]", TORCH, *group)
+    session.install("-e", f"{ENGINE}[tfidf,dense,qdrant]", TORCH, *group)
     env = dict(OFFLINE)
     scifact = ROOT.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl"
     if scifact.is_file():  # every SciFact sentence supported by its own document (the judge)
@@ -88,7 +90,7 @@ def bake_and_install(session: nox.Session, retriever: str) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     session.run("cookiecutter", "--no-input", str(ROOT), "-o", str(out), f"retriever={retriever}")
     (project,) = out.iterdir()
-    extras = f"[{retriever}]" if retriever != "bm25" else ""
+    extras = f"[{retriever}]" if retriever in {"tfidf", *TORCH_CHOICES} else ""
     torch = [TORCH] if retriever in TORCH_CHOICES else []
     session.install("-e", f"{ENGINE}{extras}", *torch)
     session.install("--no-deps", "-e", str(project))
@@ -96,7 +98,7 @@ def bake_and_install(session: nox.Session, retriever: str) -> Path:
 
 
 @nox.session(venv_backend="virtualenv")
-@nox.parametrize("retriever", ANSWERS["retriever"])
+@nox.parametrize("retriever", [r for r in ANSWERS["retriever"] if r not in SERVICE_CHOICES])
 def baselines(session: nox.Session, retriever: str) -> None:
     """Bake with default answers and this retriever, run its `baseline`, copy it back."""
     project = bake_and_install(session, retriever)

@@ -1,8 +1,11 @@
 """The template's benchmark: `nox -s bench` (from the template root) runs this in one go.
 
-Sections (all by default; choose with --only metrics,scifact,bm25,scale,concurrency,executor,gate,compare):
+Sections (all by default; choose with --only, e.g. --only metrics,scifact,dense,bm25,scale,
+  concurrency,executor,gate,compare):
   metrics      batch metrics vs pytrec_eval vs ranx at 1k x 100, 10k x 1000, 100k x 100
   scifact      each retriever on BEIR SciFact: index time, queries/s, memory, nDCG@10, R@100
+  dense        the dense retriever's precisions side by side, cold: float32 (default) vs bfloat16,
+               documents/s, index seconds, nDCG@10 (dense_bench.py)
   bm25         our BM25 vs bm25s on the same tokens, on SciFact and ~100k documents (bm25_bench.py)
   scale        `evaluate()` with BM25 on 10k questions x ~100k documents, and where the time goes
   concurrency  a 50 ms HTTP retriever and generator on 127.0.0.1: 1,000 questions at 1 vs 32
@@ -39,11 +42,12 @@ from pathlib import Path
 import bm25_bench
 import compare_scaling
 import concurrency_bench
+import dense_bench
 import executor_bench
 import metrics_bench
 import retrieval_bench
 
-SECTIONS = ["metrics", "scifact", "bm25", "scale", "concurrency", "executor", "gate", "compare"]
+SECTIONS = ["metrics", "scifact", "dense", "bm25", "scale", "concurrency", "executor", "gate", "compare"]
 DEFAULT_JSON = Path(__file__).resolve().parents[1] / "build" / "bench.json"
 
 ANSERINI = {"stemmer": "porter", "stopwords": "lucene"}  # Anserini's analyzer, as documented
@@ -272,6 +276,8 @@ def main() -> int:
         show(metrics_bench.run_all(args.package, args.repeat))
     if "scifact" in sections:
         show(section_scifact(args.package, args.scifact, not args.no_dense))
+    if "dense" in sections and not args.no_dense:  # float32 and bfloat16 side by side, cold
+        show(dense_bench.table(args.package, args.scifact, 0))
     if "bm25" in sections:
         show(bm25_bench.section(args.package, args.scifact))
     if "scale" in sections:

@@ -11,8 +11,10 @@ standard library only. Idempotent; never runs git, prompts or touches the networ
   path of the machine that bakes, except the `file:` URL a user hands cruft as the template
   (cruft records it in .cruft.json too): the team commits this file.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
-  becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise the
-  project starts without a baseline and says how to make one.
+  becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise, or
+  when the system is the team's own service or LLM (http, openai), the project starts
+  without a baseline and says how to make one.
+- prompts/ (the LLM generator's prompt) only when the generator is `openai`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from pathlib import Path
 ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
 
 # The engine's extras each choice needs (the engine's pyproject.toml declares them).
-EXTRAS = {"tfidf": "tfidf", "dense": "dense", "hybrid": "hybrid"}
+EXTRAS = {"tfidf": "tfidf", "dense": "dense", "hybrid": "hybrid", "qdrant": "qdrant"}
+# Systems the template cannot run for a team (its service, its LLM): no baseline can ship.
+OWN_SERVICES = {"retriever": {"http"}, "generator": {"openai"}}
 COMMIT = re.compile(r"[0-9a-f]{40}")
 # Git URLs a team's CI can reach; a bare path (or a file: URL not given by the user) is not one.
 REMOTE = re.compile(r"^(?:(?:https?|ssh|git|file)://|git\+|[\w.-]+@[\w.-]+:)")
@@ -153,9 +157,23 @@ def main() -> int:
             f"NOTE: the engine is pinned as {requirement} (no git URL and commit of the template known). "
             "Generate from the template's git URL, or with cruft, to pin its commit (README, 'The engine')."
         )
-    note = place_baseline(project, ANSWERS["retriever"], int(ANSWERS["k"]), ANSWERS.get("judge", "lexical"))
+    services = [
+        f"{part} {ANSWERS.get(part)}" for part, names in OWN_SERVICES.items() if ANSWERS.get(part) in names
+    ]
+    if services:
+        shutil.rmtree(project / "evals" / "baselines", ignore_errors=True)
+        note = (
+            f"Your own {' and '.join(services)}: no baseline can ship for it. Start it, then run "
+            "`nox -s baseline -- --fit-floors` and commit evals/baseline.json."
+        )
+    else:
+        note = place_baseline(
+            project, ANSWERS["retriever"], int(ANSWERS["k"]), ANSWERS.get("judge", "lexical")
+        )
     if note:
         print(f"NOTE: {note}")
+    if ANSWERS.get("generator", "stand-in") != "openai":
+        shutil.rmtree(project / "prompts", ignore_errors=True)
     return 0
 
 

@@ -27,10 +27,21 @@ ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 RETRIEVERS: list[str] = ANSWERS["retriever"]
 # Choices that need torch and a sentence-transformers model: slow to install, so their
 # end-to-end checks live together in test_baked_dense.py.
-EMBEDDING_RETRIEVERS = ["dense", "hybrid"]
-KEYWORD_RETRIEVERS = [r for r in RETRIEVERS if r not in EMBEDDING_RETRIEVERS]
-# The engine's extra each retriever choice needs (bm25 needs none).
-RETRIEVER_EXTRAS = {"bm25": set(), "tfidf": {"tfidf"}, "dense": {"dense"}, "hybrid": {"hybrid"}}
+EMBEDDING_RETRIEVERS = ["dense", "hybrid", "qdrant"]
+# Choices that call the team's own service: no baseline ships; test_baked_services.py runs one.
+SERVICE_RETRIEVERS = ["http"]
+KEYWORD_RETRIEVERS = [r for r in RETRIEVERS if r not in EMBEDDING_RETRIEVERS + SERVICE_RETRIEVERS]
+# Choices that ship a baseline (made by the template's `nox -s baselines`).
+SHIPPED_RETRIEVERS = [r for r in RETRIEVERS if r not in SERVICE_RETRIEVERS]
+# The engine's extra each retriever choice needs (bm25 and http need none).
+RETRIEVER_EXTRAS = {
+    "bm25": set(),
+    "tfidf": {"tfidf"},
+    "dense": {"dense"},
+    "hybrid": {"hybrid"},
+    "qdrant": {"qdrant"},
+    "http": set(),
+}
 # The engine's version, read from its source (never imported: the tests' own interpreter
 # need not have the engine installed).
 _VERSION = re.search(

@@ -164,7 +164,7 @@ def test_a_payload_typed_at_the_prompt_runs_nothing(tmp_path: Path) -> None:
     in the order the questions come (the rest take their defaults)."""
     marker = tmp_path / "PWNED"
     attack, *_ = payloads(marker)
-    typed = ["Eval {{ 7*7 }}", "", "", attack, attack, "", "", ""]
+    typed = ["Eval {{ 7*7 }}", "", "", attack, attack, "", "", "", ""]
     command = [sys.executable, "-m", "cookiecutter", str(ROOT), "-o", str(tmp_path / "out")]
     code, shown = run_in_terminal(command, "".join(f"{line}\n" for line in typed))
     assert code == 0, shown

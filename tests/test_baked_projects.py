@@ -57,6 +57,10 @@ def test_baked_project_passes_its_tests_and_gate_and_ships_its_true_baseline(
     assert "unanswerable left out" in table.stdout and "Slices by tag" in table.stdout
     # Unchanged answers: every verdict comes from the cache, no judge call at all.
     assert re.search(r"Verdict cache: [1-9]\d* hits, 0 misses; sentences judged this run: 0", table.stdout)
+    # The README lists `nox -s sweep`: a fresh project's grid runs and writes its report.
+    swept = nox(project, "sweep")
+    assert swept.returncode == 0, output(swept)
+    assert (project / "build" / "sweep.md").is_file()
 
 
 def test_seed_000_regression_fails_the_gate_and_names_the_broken_questions(tmp_path: Path) -> None:

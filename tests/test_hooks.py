@@ -4,6 +4,7 @@ and the chosen retriever's baseline is put in place."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,8 @@ from conftest import (
     ENGINE,
     ENGINE_VERSION,
     RETRIEVER_EXTRAS,
-    RETRIEVERS,
     ROOT,
+    SHIPPED_RETRIEVERS,
     TEMPLATE,
     bake,
     bake_cli,
@@ -62,7 +63,7 @@ def test_an_answer_can_never_become_code(tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists() and not (ROOT / "pwned").exists()
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
+@pytest.mark.parametrize("retriever", SHIPPED_RETRIEVERS)
 def test_post_gen_hook_places_the_chosen_baseline_and_pins_its_extras(tmp_path: Path, retriever: str) -> None:
     """The chosen retriever's shipped baseline becomes evals/baseline.json (the others go);
     retriever.py builds that retriever from the engine, which holds every retriever."""
@@ -72,8 +73,34 @@ def test_post_gen_hook_places_the_chosen_baseline_and_pins_its_extras(tmp_path: 
     assert not (project / "evals" / "baselines").exists()
     assert pin_extras(engine_pin(project)) == RETRIEVER_EXTRAS[retriever]
     source = (project / "src" / package_of(project) / "retriever.py").read_text(encoding="utf-8")
-    assert f"from rag_regress.retrieval.retrievers import {retriever}\n" in source
-    assert (ENGINE / "src" / "rag_regress" / "retrieval" / "retrievers" / f"{retriever}.py").is_file()
+    folder = "adapters" if retriever == "qdrant" else "retrieval.retrievers"
+    assert f"from rag_regress.{folder} import {retriever}\n" in source
+    assert (ENGINE / "src" / "rag_regress" / folder.replace(".", "/") / f"{retriever}.py").is_file()
+
+
+@pytest.mark.parametrize(
+    "answers", [["retriever=http"], ["generator=openai"], ["retriever=http", "generator=openai"]]
+)
+def test_a_teams_own_service_starts_without_a_baseline_and_says_how_to_make_it(
+    tmp_path: Path, answers: list[str]
+) -> None:
+    result = bake_cli(tmp_path, *answers)
+    assert result.returncode == 0, result.stderr
+    (project,) = tmp_path.iterdir()
+    assert (
+        not (project / "evals" / "baseline.json").exists() and not (project / "evals" / "baselines").exists()
+    )
+    assert "no baseline can ship" in result.stdout and "nox -s baseline -- --fit-floors" in result.stdout
+    openai = "generator=openai" in answers
+    assert (project / "prompts" / "answer.txt").is_file() == openai
+    generator = (project / "src" / package_of(project) / "generator.py").read_text(encoding="utf-8")
+    assert ("from rag_regress.adapters import openai\n" in generator) == openai
+    settings = (project / "eval.toml").read_text(encoding="utf-8")
+    assert ('prompt = "prompts/answer.txt"' in settings) == openai
+    # The stand-in's threshold is in the retriever's units: for a service's, --fit-floors finds it.
+    assert bool(re.search(r"^min_score = ", settings, re.M)) == (
+        not openai and "retriever=http" not in answers
+    )
 
 
 @pytest.mark.parametrize("judge", ["lexical", "nli"])
@@ -105,7 +132,7 @@ def test_post_gen_hook_is_idempotent(tmp_path: Path) -> None:
     project = bake(tmp_path / "out")
     before = {p.relative_to(project): p.read_bytes() for p in project_files(project)}
     # The answers cookiecutter handed the hook: the template folder it rendered, as given.
-    answers = {**ANSWERS, "retriever": "bm25", "judge": "lexical", "k": "5"}
+    answers = {**ANSWERS, "retriever": "bm25", "generator": "stand-in", "judge": "lexical", "k": "5"}
     answers |= {"package_name": package_of(project), "_template": str(ROOT), "_repo_dir": str(ROOT)}
     script = tmp_path / "post_gen_again.py"
     script.write_text(render_hook("post_gen_project.py", answers), encoding="utf-8")

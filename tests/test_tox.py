@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import bake, output, run
 
 # The sessions that run the engine's command with its subcommand of the same name.
-COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate"]
+COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate", "sweep"]
 
 
 def nox_sessions(noxfile: Path) -> set[str]:

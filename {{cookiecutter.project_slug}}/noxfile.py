@@ -1,5 +1,6 @@
-"""Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate)
-and `nox -s calibrate` (the faithfulness judge against human labels).
+"""Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate),
+`nox -s calibrate` (the faithfulness judge against human labels) and `nox -s sweep` (the
+[sweep] grid of eval.toml against the current settings).
 
 Each installs this project, whose one dependency is the rag-regress engine pinned in
 pyproject.toml, and runs the `rag-regress` command on eval.toml. Extra arguments go through:
@@ -27,7 +28,7 @@ def needs_torch() -> bool:
         judge = tomllib.loads(Path("eval.toml").read_text(encoding="utf-8"))["judge"]["backend"]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError):
         judge = "lexical"  # unreadable: the command then says why
-    return bool(engine.extras & {"dense", "hybrid", "nli"}) or judge == "nli"
+    return bool(engine.extras & {"dense", "hybrid", "qdrant", "nli"}) or judge == "nli"
 
 
 nox.needs_version = ">=2025.2.9"  # dependency groups read from pyproject.toml
@@ -92,6 +93,13 @@ def calibrate(session: nox.Session) -> None:
     """Score the judge against evals/judge_labels.jsonl: accuracy, precision, recall, kappa."""
     install(session)
     run_command(session, "calibrate")
+
+
+@nox.session
+def sweep(session: nox.Session) -> None:
+    """Try the [sweep] grid against the current settings; names a winner only when it is one."""
+    install(session)
+    run_command(session, "sweep")
 
 
 @nox.session

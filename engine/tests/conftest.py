@@ -211,6 +211,19 @@ def write_project(
     return path
 
 
+def write_team_project(root: Path, source: str) -> Path:
+    """The tiny project, its [system] naming the factories of a team module `source` beside
+    eval.toml (team_system.py); return the config path."""
+    config = write_project(root)
+    config.write_text(
+        '[system]\nretriever = "team_system:build_retriever"\ngenerator = "team_system:build_generator"\n\n'
+        + config.read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    (root / "team_system.py").write_text(source, encoding="utf-8")
+    return config
+
+
 def set_min_length(config_path: Path, min_length: int) -> None:
     """Change the tokenizer's min_length in an eval.toml written by write_project."""
     text = config_path.read_text(encoding="utf-8")

@@ -504,3 +504,16 @@ def test_a_gate_killed_after_its_report_leaves_no_summary_of_the_last_run(
         run_cli(["--config", str(project), "gate", "--quiet"])
     assert sorted(p.name for p in build.iterdir()) == ["report.json"]
     assert (build / "report.json").read_bytes() != old_report
+
+
+def test_model_loaders_draw_no_progress_bar_in_a_pipe() -> None:
+    """transformers reads the hub's switch when first imported: after the command set it (here,
+    with stdout and stderr pipes), any loader built on it, the NLI judge's too, draws no bar."""
+    script = (
+        "from rag_regress import cli; cli.quiet_model_loaders(); "
+        "from transformers.utils import logging; print(logging.is_progress_bar_enabled())"
+    )
+    pytest.importorskip("transformers", reason="the dense extra installs transformers")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.strip() == "False"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_project
+from conftest import write_team_project
 
 pytest_plugins = ["pytester"]
 
@@ -42,13 +42,7 @@ def test_gate(rag_regress_gate):
 def team(tmp_path: Path) -> Path:
     """A tiny project whose [system] names a team module, with a baseline of its own."""
     root = tmp_path / "team"
-    config = write_project(root)
-    config.write_text(
-        '[system]\nretriever = "team_system:build_retriever"\ngenerator = "team_system:build_generator"\n\n'
-        + config.read_text(encoding="utf-8"),
-        encoding="utf-8",
-    )
-    (root / "team_system.py").write_text(SYSTEM, encoding="utf-8")
+    write_team_project(root, SYSTEM)
     (root / "test_gate.py").write_text(GATE_TEST, encoding="utf-8")
     return root
 

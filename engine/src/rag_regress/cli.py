@@ -32,11 +32,13 @@ from . import __version__, run
 from .answers.calibration import calibrate, compare, format_calibration, format_comparison
 from .api import System
 from .errors import EvalInputError, ExitCode
+from .execution.supervise import deliver, run_supervised, supervised
 from .inputs.files import check_output
 from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .render.console import inert_console
+from .render.progress import interactive
 from .settings.config import DEFAULT_PATH, Config, load_config
 from .settings.identity import code_digest
 from .settings.migrate import run_migrate
@@ -44,6 +46,8 @@ from .sweep.command import run_sweep
 
 ENGINE = "rag-regress"  # the distribution and its console script
 PROG = ENGINE
+# The commands that import and run the team's code: always in a supervised child process.
+RUNS_TEAM_CODE = frozenset({"eval", "baseline", "gate", "sweep", "export-run"})
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
 
@@ -209,12 +213,21 @@ def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "import", help="write a BEIR or TREC test collection as the [data] corpus and golden set"
     )
     formats = bring.add_subparsers(dest="format", required=True)
-    beir = formats.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    beir = formats.add_parser(
+        "beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (or qrels.tsv)"
+    )
     beir.add_argument("folder", type=Path, metavar="DIR")
-    beir.add_argument("--split", default="test", help="the qrels/<split>.tsv to read (default: test)")
+    beir.add_argument(
+        "--split", help="the qrels/<split>.tsv to read (default: test; without qrels/, DIR/qrels.tsv)"
+    )
+    beir.add_argument("--qrels", type=Path, metavar="FILE", help="read these qrels (3 or 4 columns) instead")
     trec = formats.add_parser("trec", help="TREC files: qrels, topics and a corpus")
-    trec.add_argument("--qrels", type=Path, required=True, help="`qid 0 docid grade` per line")
-    trec.add_argument("--topics", type=Path, required=True, help="TREC SGML topics or `qid<TAB>text` lines")
+    trec.add_argument(
+        "--qrels", type=Path, required=True, help="`qid 0 docid grade` or `qid docid grade` per line"
+    )
+    trec.add_argument(
+        "--topics", type=Path, required=True, help="TREC SGML topics, `qid<TAB>text` lines or JSON Lines"
+    )
     trec.add_argument("--corpus", type=Path, required=True, help="JSON Lines or id<TAB>[title<TAB>]text")
     for source in (beir, trec):
         source.add_argument("--sample", type=_positive, metavar="N", help="keep N questions (see --seed)")
@@ -243,11 +256,11 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
     config = load_config(args.config)
     if args.command == "import":  # needs [data]'s paths only, never the data already there
         read = (
-            (lambda: read_beir(args.folder, args.split))
+            (lambda: read_beir(args.folder, args.split, args.qrels))
             if args.format == "beir"
             else (lambda: read_trec(args.qrels, args.topics, args.corpus))
         )
-        return run_import(read, config.corpus, config.golden, args.sample, args.seed, args.force)
+        return run_import(read, config, args.sample, args.seed, args.force)
     if args.command in ("export-qrels", "export-run"):
         run.check_outputs(config, args.command, args.output)
     if args.command == "export-qrels":
@@ -279,8 +292,32 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
 
 @inert_console()  # data in any message cannot act as a CI command (render/console.py)
 def main(argv: list[str] | None = None, system: System | None = None) -> int:
-    """The command line. `system` defaults to the team's (retriever.py and generator.py)."""
-    args = build_parser().parse_args(argv)
+    """The command line. `system` defaults to the team's (retriever.py and generator.py),
+    which then runs in a child process this one supervises (execution/supervise.py)."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(arguments)
+    quiet_model_loaders()
+    if system is not None:  # a caller's own system (a test): in this process
+        return _run(args, system)
+    channel = supervised()
+    if channel is None and args.command in RUNS_TEAM_CODE:
+        return run_supervised(arguments, args.command)
+    code = _run(args, None)
+    if channel is not None:
+        deliver(channel, code)
+    return code
+
+
+def quiet_model_loaders() -> None:
+    """No model loader's progress bar ("Loading weights", downloads) in CI logs and pipes: the
+    hub's switch, which transformers reads when it is first imported, is set unless a person
+    watches (stdout and stderr both terminals); a team's own setting of it wins."""
+    if not interactive():
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def _run(args: argparse.Namespace, system: System | None) -> int:
+    """Dispatch one command, its errors turned into exit codes."""
     try:
         return dispatch(args, system)
     except EvalInputError as error:

@@ -2,9 +2,10 @@
 
 Installed with the package (entry point `pytest11`), so a project's tests just ask for:
 
-  rag_regress_gate   the outcome of `rag-regress gate` on the project: the very function the
-                     command line runs (`cli.main`), run once per session, so `pytest -m gate`
-                     and `nox -s gate` can never disagree. `.exit_code` (0 pass, 2 cannot run,
+  rag_regress_gate   the outcome of `rag-regress gate` on the project: the command itself, in
+                     a process of its own (so nothing the team's code does to the process can
+                     end the test session or pass it), run once per session, so `pytest -m
+                     gate` and `nox -s gate` can never disagree. `.exit_code` (0 pass, 2 cannot run,
                      3 regression), `.output` (what the gate printed), `.report` (the JSON
                      report it wrote), `.check()` fails the test with the gate's own words
                      unless it passed.
@@ -17,8 +18,10 @@ Installed with the package (entry point `pytest11`), so a project's tests just a
 from __future__ import annotations
 
 import contextlib
-import io
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,18 +73,23 @@ class GateOutcome:
 
 
 def run_gate(config_path: Path) -> GateOutcome:
-    """`rag-regress --config PATH gate --quiet`, in this process, its output captured."""
-    from .cli import main  # the command line's own entry point
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(["--config", str(config_path), "gate", "--quiet"])
+    """`rag-regress --config PATH gate --quiet` in a process of its own, its output captured."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rag_regress", "--config", str(config_path), "gate", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        check=False,
+    )
+    code = done.returncode if done.returncode >= 0 else 128 - done.returncode
+    output = done.stdout.decode("utf-8", "replace")
     report_path, report = None, {}
     with contextlib.suppress(EvalInputError, OSError, ValueError):
         report_path = load_config(config_path).report
         if code in (ExitCode.OK, ExitCode.REGRESSION):  # only a finished gate wrote this run's report
             report = json.loads(report_path.read_text(encoding="utf-8"))
-    return GateOutcome(int(code), out.getvalue(), report_path, report)
+    return GateOutcome(int(code), output, report_path, report)
 
 
 @pytest.fixture(scope="session")

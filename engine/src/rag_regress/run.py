@@ -49,6 +49,7 @@ from .inputs.reports import (
     read_report,
     write_report,
 )
+from .inputs.unchanged import check_unchanged, fingerprint
 from .render.console import cache_line, calls_line, console_verdict, format_table
 from .render.html import html_report
 from .render.markdown import markdown_summary, write_summary
@@ -706,6 +707,37 @@ def _named_inputs(config: Config, *extra: tuple[Path, str], baseline: bool = Tru
     return inputs
 
 
+# Every file a run may write, by its setting: no two may be one file (the baseline is an input
+# of every command but `baseline`, where check_output refuses an output on it).
+OUTPUTS = (
+    ("data", "report"),
+    ("data", "summary"),
+    ("data", "html"),
+    ("judge", "cache"),
+    ("run", "output_cache_file"),
+)
+
+
+def _require_distinct_outputs(config: Config) -> None:
+    """Two output settings naming one file would let one overwrite the other: exit 2."""
+    seen: dict[Path, str] = {}
+    for table, key in OUTPUTS:
+        path = config.as_written(table, key)
+        try:
+            resolved = (config.path.parent / path).resolve()
+        except (RuntimeError, OSError):  # a symlink loop: check_output names it
+            continue
+        setting = f"[{table}] {key}"
+        if resolved in seen:
+            raise EvalInputError(
+                config.path,
+                f"{seen[resolved]} and {setting} are the same file ({path}): one would overwrite the other",
+                f"give {setting} a path of its own",
+                config.line_of(table, key),
+            )
+        seen[resolved] = setting
+
+
 def check_outputs(
     config: Config,
     command: str,
@@ -741,6 +773,7 @@ def check_outputs(
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary:
             check_output(Path(step_summary), "step summary ($GITHUB_STEP_SUMMARY)", inputs, protected=evals)
+    _require_distinct_outputs(config)
 
 
 def save_report(path: Path, report: Report) -> None:
@@ -770,7 +803,9 @@ def _evaluate_and_write(
     """Evaluate, write the report to `target` (in its baseline form for `baseline`), print the
     summary and the questions that failed (every question with `show_all`) unless quiet."""
     judge_stats: dict[str, int] = {}
+    before = fingerprint(_named_inputs(config, baseline=not baseline))
     report = evaluate(config, system, judge_stats, Progress(show_progress and interactive()))
+    check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
     save_report(target, report.for_baseline() if baseline else report)
     if not quiet:
         print(format_table(report, config.display.max_listed, show_all=show_all))
@@ -848,6 +883,7 @@ def run_gate(
     _require_memory(config, len(inputs.questions))
     data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     judge_stats: dict[str, int] = {}
+    before = fingerprint(_named_inputs(config, (baseline_path, "the baseline compared with")))
     progress = Progress(show_progress and interactive())
     with running(config):
         built = Built(system, inputs.corpus, config, progress)
@@ -858,6 +894,7 @@ def run_gate(
         finally:
             calls = built.finish()
     report.run = {"system": calls}
+    check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
     require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
     # may refuse: exit 2, nothing written
     result = compare(report, baseline, config.gate, baseline_path, config.stats)

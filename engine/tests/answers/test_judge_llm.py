@@ -8,19 +8,16 @@ timeout is a fraction of a second."""
 from __future__ import annotations
 
 import json
-import re
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import TINY_CONFIG, run_cli, write_project
+from fake_http import Received, Reply, Server, serving
 from rag_regress.answers.checks import judge_all
 from rag_regress.answers.judges import build_judge, rules_digest
 from rag_regress.answers.llm import judge as llm
@@ -38,34 +35,6 @@ EXPORTS = "Export projects as CSV files. Exports are limited to 1000 rows."
 CONTEXTS = (INVOICES, EXPORTS)
 
 # -- the server -------------------------------------------------------------------------------
-
-
-@dataclass
-class Reply:
-    """What the server sends for one request: a status, a body (a dict is sent as JSON), after
-    `delay` seconds."""
-
-    status: int = 200
-    body: dict[str, Any] | bytes = b""
-    delay: float = 0.0
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-    method: str = "POST"
-
-    @property
-    def user(self) -> str:
-        return str(self.body["messages"][1]["content"])
-
-    @property
-    def sentences(self) -> dict[int, str]:
-        part = self.user.split("SENTENCES\n\n", 1)[1]
-        return {int(n): text for n, text in re.findall(r"(?m)^(\d+)\. (.*)$", part)}
 
 
 def chat(content: str, usage: dict[str, int] | None = None) -> Reply:
@@ -101,74 +70,11 @@ def quoting(unsupported: Callable[[str], bool] = lambda sentence: False) -> Call
     return reply
 
 
-@dataclass
-class Server:
-    """The scripted server: `script` answers the next requests, in order, then `default`."""
-
-    url: str = ""
-    script: list[Reply | Callable[[Received], Reply]] = field(default_factory=list)
-    default: Callable[[Received], Reply] = field(default_factory=quoting)
-    received: list[Received] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def answer(self, request: Received) -> Reply:
-        with self.lock:
-            self.received.append(request)
-            step = self.script.pop(0) if self.script else self.default
-        return step(request) if callable(step) else step
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        body = json.loads(self.rfile.read(length)) if length else {}
-        received = Received(self.path, dict(self.headers.items()), body, self.command)
-        reply = self.server.fake.answer(received)
-        time.sleep(reply.delay)
-        data = json.dumps(reply.body).encode() if isinstance(reply.body, dict) else reply.body
-        try:
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:  # the client gave up waiting (the timeout tests)
-            pass
-
-    do_GET = do_POST  # a followed redirect would arrive as a GET: recorded too
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False  # a handler still sleeping for a timed-out client is not waited for
-    fake: Server
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    http = _HTTPServer(("127.0.0.1", 0), _Handler)
-    fake = http.fake = Server(url=f"http://127.0.0.1:{http.server_address[1]}/v1")
-    thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(monkeypatch, Server(default=quoting()), "/v1") as fake:
         yield fake
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join(5)
 
 
 def settings(server: Server, **more: Any) -> JudgeSettings:

@@ -288,3 +288,44 @@ def test_answers_of_a_team_generator_never_point_at_min_score(
     assert run_cli(["--config", str(project), "eval"], refuses) == 0
     out = capsys.readouterr().out
     assert "abstained on an answerable question\n" in out and "min_score" not in out
+
+
+def test_fit_floors_clears_a_vacuous_key_facts_check_with_its_allowed_flips_and_an_unsaid_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No question has `must_include`: every answer passes key_facts, so the check, its
+    allowed flips and its place in [gate] metrics go (that list keeps its comment's column).
+    abstention stays: q5 is unanswerable. A [judge] name no document says goes; one the
+    corpus says stays."""
+    golden = [{key: value for key, value in q.items() if key != "must_include"} for q in TINY_GOLDEN]
+    text = TINY_CONFIG.replace(
+        'metrics = ["recall@5", "hit@5", "mrr"]',
+        'metrics = ["recall@5", "hit@5", "mrr", "key_facts", "abstention"]  # gated',
+    )
+    text += (
+        '\n[gate.allowed_flips]\nkey_facts = 1\n"hit@5" = 1\n\n[judge]\nnames = ["Acme", "SAML"]  # names\n'
+    )
+    config = write_project(tmp_path, config=text, golden=golden)
+    said = baseline(config, capsys)
+    assert "[gate.checks] key_facts = 1: no question of the golden set has `must_include`" in said
+    assert '[gate] metrics: "key_facts": no question' in said
+    assert '[judge] names: "Acme": no document of the corpus says it' in said
+    assert "abstention" not in said and '"SAML"' not in said
+
+    said = baseline(config, capsys, "--fit-floors")
+    for change in [
+        "eval.toml: [gate.checks] key_facts = 1 -> removed",
+        'eval.toml: [gate] metrics: "key_facts" -> removed',
+        'eval.toml: [judge] names: "Acme" -> removed',
+    ]:
+        assert change in said, change
+    assert "warning" not in said
+    settings = toml(config)
+    assert "key_facts" not in settings["gate"]["checks"] and settings["gate"]["checks"]["abstention"] == 1.0
+    assert settings["gate"]["allowed_flips"] == {"hit@5": 1}
+    assert settings["gate"]["metrics"] == ["recall@5", "hit@5", "mrr", "abstention"]
+    assert settings["judge"]["names"] == ["SAML"]
+    lines = config.read_text(encoding="utf-8").splitlines()
+    assert 'metrics = ["recall@5", "hit@5", "mrr", "abstention"]               # gated' in lines
+    assert 'names = ["SAML"]          # names' in lines
+    assert "every setting holds" in baseline(config, capsys, "--fit-floors")

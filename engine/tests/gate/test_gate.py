@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import as_report, evaluate_shipped, set_min_length, write_project
+from conftest import TINY_CONFIG, as_report, evaluate_shipped, set_min_length, write_project
 from rag_regress.errors import EvalInputError
 from rag_regress.gate.rules import GateResult
 from rag_regress.gate.rules import compare as compare_reports
@@ -160,6 +160,20 @@ def test_drop_of_one_question_in_fifty_stays_within_a_tolerance_of_one_question(
     assert result.passed
     assert result.comparison is not None
     assert result.comparison.in_questions.startswith("a drop of 0.02 on 50 questions is 1.0 question(s)")
+
+
+def test_tolerance_in_questions_counts_each_metric_over_its_own_questions(tmp_path: Path) -> None:
+    """Abstention is a mean over all 5 tiny questions, retrieval metrics over the 4 answerable
+    ones: the tolerance in questions says both, not 0.02 of 4 for every metric."""
+    text = TINY_CONFIG.replace(
+        'metrics = ["recall@5", "hit@5", "mrr"]', 'metrics = ["recall@5", "abstention"]'
+    )
+    config = load_config(write_project(tmp_path, config=text))
+    now = evaluate_shipped(config)
+    result = compare(now, copy.deepcopy(now), config.gate, BASELINE_PATH)
+    assert result.comparison is not None
+    assert "on the 4 questions of recall@5 (" in result.comparison.in_questions
+    assert "on the 5 questions of abstention (" in result.comparison.in_questions
 
 
 @pytest.mark.parametrize("mrr", [0.89, 0.88, 0.95])

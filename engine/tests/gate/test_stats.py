@@ -23,6 +23,7 @@ from rag_regress.gate.stats import (
     min_detectable_drop,
     sign_flip_p,
     tolerance_in_questions,
+    tolerance_in_questions_per_metric,
 )
 
 # Per-question deltas of metrics in [0, 1] lie in [-1, 1]; many are exactly zero or +-1.
@@ -179,6 +180,23 @@ def test_tolerance_in_questions_says_when_one_flip_crosses_it() -> None:
     text = tolerance_in_questions(0.02, 51)
     assert text.startswith("a drop of 0.02 on 51 questions is 1.0 question(s)")
     assert "1 flipped question(s) (0.020) stay within it, 2 (0.039) cross it" in text
+
+
+def test_tolerance_in_questions_uses_each_metrics_own_denominator() -> None:
+    """Faithfulness is a mean over the 48 answered questions, not the 51 evaluated: there 0.02
+    is 0.96 question(s), so no flip stays within it (one is 1/48 = 0.021)."""
+    text = tolerance_in_questions_per_metric(0.02, {"recall@5": 51, "abstention": 60, "faithfulness": 48})
+    assert (
+        "1.0 question(s) on the 51 questions of recall@5 (1 flipped question(s) (0.020) stay within" in text
+    )
+    assert "1.2 question(s) on the 60 questions of abstention (1 flipped question(s) (0.017)" in text
+    assert (
+        "0.96 question(s) on the 48 questions of faithfulness "
+        "(0 flipped question(s) (0.000) stay within it, 1 (0.021) cross it)"
+    ) in text
+    # One denominator for all: the one sentence, as before.
+    same = tolerance_in_questions_per_metric(0.02, {"recall@5": 51, "mrr": 51})
+    assert same == tolerance_in_questions(0.02, 51)
 
 
 @settings(max_examples=40)

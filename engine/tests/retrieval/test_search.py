@@ -15,7 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import SHIPPED, run_cli, write_project
-from rag_regress.api import Hit, System
+from rag_regress.api import Document, Hit, System
+from rag_regress.inputs.data import Question
+from rag_regress.retrieval.search import depth_warning, retrieve_all
 
 TARGET = "2FA"  # question q2, on line 2 of the tiny golden set
 
@@ -285,3 +287,44 @@ def test_the_fast_check_of_hits_agrees_with_the_hit_by_hit_one(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ranking, "_well_formed", lambda *args: None)
         assert outcome() == fast
+
+
+class StopsAt:
+    """A retriever with a limit of its own: every document scored, but never more than `limit`."""
+
+    def __init__(self, ids: list[str], limit: int):
+        self.ids, self.limit = ids, limit
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        return [Hit(doc_id, 1.0 / rank) for rank, doc_id in enumerate(self.ids[: min(depth, self.limit)], 1)]
+
+
+def _shallow(limit: int, depth: int, capsys: pytest.CaptureFixture[str]) -> str:
+    corpus = {f"d{i:02d}": Document(f"d{i:02d}", f"text {i}") for i in range(40)}
+    questions = [Question(f"q{i}", f"question {i}", {"d00": 1}) for i in range(6)]
+    ranked = retrieve_all(StopsAt(list(corpus), limit), questions, corpus, depth, Path("golden.jsonl"))
+    assert all(len(hits) == min(limit, depth) for hits in ranked)
+    return capsys.readouterr().err
+
+
+def test_a_retriever_that_stops_short_of_depth_is_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """Depth 30 of a 40-document corpus, but every question gets exactly 20 hits: a limit of the
+    retriever's own, which every metric looking deeper than 20 would take for misses."""
+    err = _shallow(20, 30, capsys)
+    assert "warning: 6 of 6 questions got exactly 20 hits, fewer than [retrieval] depth = 30" in err
+    assert "the corpus has 40 documents" in err and "raise that limit to at least 30" in err
+    assert _shallow(30, 30, capsys) == ""  # depth filled: nothing to say
+    assert _shallow(50, 30, capsys) == ""
+
+
+def test_short_rankings_of_different_lengths_are_no_limit() -> None:
+    """A lexical retriever returns only the documents sharing a word: short lists of many
+    lengths, and lists of a few documents, are not a limit."""
+
+    def ranking(n: int) -> list[Hit]:
+        return [Hit(f"d{i}", 1.0) for i in range(n)]
+
+    assert depth_warning([ranking(n) for n in (11, 12, 13, 14, 15, 16)], 100, 1000) is None
+    assert depth_warning([ranking(3)] * 6, 100, 1000) is None  # a few: not a limit
+    assert depth_warning([ranking(12)] * 6, 100, 12) is None  # the whole corpus came back
+    assert depth_warning([ranking(12)] * 6, 100, 1000) is not None

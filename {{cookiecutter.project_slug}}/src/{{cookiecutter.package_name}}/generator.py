@@ -8,21 +8,29 @@
 `text` against them. Set `abstained=True` when the system declines (`looks_like_abstention`
 helps when a model refuses in words). `retriever` is the one build_retriever made and
 `options` is the [generation] table of eval.toml, untouched: your model name, temperature,
-prompt file. For example:
+prompt file. For example, a model behind any OpenAI-compatible endpoint (the complete
+version, with a prompt file, abstention and citations, is rag_regress.adapters.openai):
+
+    import json, urllib.request
 
     class MyGenerator:
-        def __init__(self, retriever, texts, client, options):
-            self.retriever, self.texts, self.client, self.options = retriever, texts, client, options
+        def __init__(self, retriever, texts, options):
+            self.retriever, self.texts, self.options = retriever, texts, options
 
         def answer(self, question: str) -> Answer:
             hits = self.retriever.search(question, 3)
             contexts = [Context(hit.doc_id, self.texts[hit.doc_id]) for hit in hits]
-            text = self.client.complete(self.options["model"], question, contexts)  # your LLM
+            passages = "\n\n".join(context.text for context in contexts)
+            body = {"model": self.options["model"], "temperature": 0, "messages": [
+                {"role": "user", "content": f"Answer from these passages only:\n{passages}\n\n{question}"}]}
+            request = urllib.request.Request(self.options["base_url"] + "/chat/completions",
+                                             json.dumps(body).encode(), {"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=60) as reply:
+                text = json.load(reply)["choices"][0]["message"]["content"]
             return Answer(text, contexts, abstained=looks_like_abstention(text))
 
     def build_generator(retriever, documents, options):
-        texts = {d.id: d.text for d in documents}
-        return MyGenerator(retriever, texts, make_client(), options)
+        return MyGenerator(retriever, {d.id: d.text for d in documents}, options)
 
 With `[run] concurrency` above 1, `answer` is called from several threads at once.
 """
@@ -32,11 +40,22 @@ from __future__ import annotations
 from typing import Any
 
 from rag_regress import Answer, Context, Document, Generator, Retriever, looks_like_abstention
+{%- if cookiecutter.generator == "openai" %}
+from rag_regress.adapters import openai
+{%- else %}
 from rag_regress.answers import stand_in
+{%- endif %}
 
 __all__ = ["Answer", "Context", "build_generator", "looks_like_abstention"]
 
 
 def build_generator(retriever: Retriever, documents: list[Document], options: dict[str, Any]) -> Generator:
+{%- if cookiecutter.generator == "openai" %}
+    """Your LLM behind an OpenAI-compatible endpoint, with the prompt in prompts/answer.txt and
+    the passages your retriever finds (every [generation] option: the docstring of
+    rag_regress.adapters.openai)."""
+    return openai.build(retriever, documents, options)
+{%- else %}
     """The shipped stand-in (the best passage, or abstain), configured by [generation]."""
     return stand_in.build(retriever, documents, options)
+{%- endif %}

@@ -10,7 +10,11 @@ ids from the corpus, each at most once, finite scores that do not increase down 
 
 `documents` is the corpus in file order, `tokenize` follows [tokenizer], and `options` is
 the [retriever] table of eval.toml, handed over untouched: put your own settings there. The
-shipped retriever checks its own options; yours reads what it likes. For example:
+shipped retriever checks its own options; yours reads what it likes. For example (the
+complete version, with a request template, field mapping, auth and retries, is
+rag_regress.adapters.http):
+
+    import requests
 
     class MyRetriever:
         def __init__(self, url: str):
@@ -33,11 +37,23 @@ from __future__ import annotations
 from typing import Any
 
 from rag_regress import Document, Hit, Retriever, Tokenizer
+{%- if cookiecutter.retriever in ["http", "qdrant"] %}
+from rag_regress.adapters import {{ cookiecutter.retriever }}
+{%- else %}
 from rag_regress.retrieval.retrievers import {{ cookiecutter.retriever }}
+{%- endif %}
 
 __all__ = ["Hit", "build_retriever"]
 
 
 def build_retriever(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> Retriever:
+{%- if cookiecutter.retriever == "http" %}
+    """Your search service over HTTP, as [retriever] describes it (every option: the docstring
+    of rag_regress.adapters.http). Copy that module here to change how it calls the service."""
+{%- elif cookiecutter.retriever == "qdrant" %}
+    """A Qdrant collection: local mode in [retriever] path, or your server at [retriever] url
+    (every option: the docstring of rag_regress.adapters.qdrant)."""
+{%- else %}
     """The shipped {{ cookiecutter.retriever }} retriever, configured by [retriever]; replace it with yours."""
+{%- endif %}
     return {{ cookiecutter.retriever }}.build(documents, tokenize, options)

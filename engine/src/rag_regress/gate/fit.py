@@ -8,19 +8,26 @@ cannot evaluate. `check_baseline` lists each one, with its fix:
                  Fix: the baseline's value minus [gate] tolerance, rounded down to two
                  decimals (never below 0): the gate then passes on the baseline, and a drop
                  within the tolerance still passes.
-  no data        an answer floor the golden set cannot evaluate: `abstention` with no
-                 unanswerable question, `key_facts` with no `must_include` anywhere; a slice
-                 floor on a tag no answerable question has. Fix: remove it.
+  no data        what the data cannot use, found without evaluating (`data_findings`, which
+                 `import` also prints): an answer check with nothing to check (`abstention`
+                 with no unanswerable question, `key_facts` with no `must_include` anywhere)
+                 in [gate] metrics, [gate.floors] or [gate.checks], where it only counts
+                 answerable questions refused; a slice on a tag no answerable question has;
+                 a [judge] name that no document of the corpus says (the demo's product
+                 name, after an import).
+                 Fix: remove it (and its [gate.allowed_flips] entry, for a check).
   must-pass      a must-pass question with no relevant document in the top k in the
                  baseline. Fix: clear its flag in the golden set (re-flag it once it passes).
   check          a per-question check ([gate.checks]) that no question passes: it can never
                  catch a newly failing question. Fix: remove it.
   abstention     [generation] min_score, the stand-in's threshold, misjudges more questions
                  than the best threshold for this golden set (answers/stand_in.py,
-                 `fit_min_score`). Fix: that threshold; with no unanswerable question, remove
-                 it (the stand-in then never abstains). Only when the baseline's abstentions
-                 are exactly the stand-in's rule at the current value: a team's own generator
-                 is left alone.
+                 `fit_min_score`), or the golden set has no unanswerable question (then the
+                 threshold, in the score units of whatever retriever and data it was fitted
+                 to, can only refuse answerable questions). Fix: that threshold; with no
+                 unanswerable question, remove it (the stand-in then never abstains). Only
+                 when the baseline's abstentions are exactly the stand-in's rule at the
+                 current value: a team's own generator is left alone.
 
 `fit_baseline` applies exactly these fixes and nothing else (a setting that holds is never
 touched), then remakes the baseline so that it, and its receipt, describe the files as they
@@ -31,12 +38,15 @@ the settings say.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..answers import stand_in
 from ..answers.settings import ANSWER_CHECKS
+from ..api import Document
 from ..inputs.data import Question, load_corpus, load_golden
 from ..inputs.reports import Report
 from ..settings.config import Config, load_config
@@ -50,24 +60,28 @@ class Finding:
     """A setting the new baseline does not meet, or the data cannot evaluate, and its fix."""
 
     key: Key  # in eval.toml, e.g. ("gate", "floors", "recall@5"); ("golden", id) for a flag
-    old: float | bool | None  # its value now (None: a table)
+    old: float | bool | None  # its value now (None: a table, or an item of a list)
     new: float | bool | None  # the value the fix sets (REMOVE: the fix removes it)
     problem: str
     fix: str
+    item: bool = False  # key[-1] is an item of the list key[:-1], e.g. ("judge", "names", "Acme")
 
     @property
     def setting(self) -> str:
         """The setting as a reader finds it: [gate.floors] recall@5 = 0.8, or a question."""
         if self.key[0] == "golden":
             return f"must-pass question {self.key[1]}"
+        if self.item:
+            quoted = json.dumps(self.key[-1], ensure_ascii=False)
+            return f"[{dotted(self.key[:-2])}] {dotted(self.key[-2:-1])}: {quoted}"
         if self.old is None:
             return f"[{dotted(self.key)}]"
         return f"[{dotted(self.key[:-1])}] {dotted(self.key[-1:])} = {self.old:g}"
 
     @property
     def remakes(self) -> bool:
-        """Whether the fix changes what is evaluated (answers or the golden set)."""
-        return self.key[0] in ("golden", "generation")
+        """Whether the fix changes what is evaluated (answers, their verdicts or the golden set)."""
+        return self.key[0] in ("golden", "generation", "judge")
 
 
 def fitted_floor(value: float, tolerance: float) -> float:
@@ -78,6 +92,83 @@ def fitted_floor(value: float, tolerance: float) -> float:
 def read_questions(config: Config) -> list[Question]:
     """The golden set named in `config`, read as the evaluation reads it."""
     return load_golden(config.golden, load_corpus(config.corpus))
+
+
+# What abstention without unanswerable questions, and key_facts without must_include, still
+# measure: 1 for an answer (whatever it says), 0 for a refusal.
+REFUSALS_ONLY = "here it only counts answerable questions refused"
+
+
+def _vacuous(questions: list[Question]) -> dict[str, str]:
+    """The answer checks this golden set gives nothing to check, each with why."""
+    vacuous = {}
+    if not any(not question.answerable for question in questions):
+        vacuous["abstention"] = (
+            "the golden set has no unanswerable question, so a right refusal cannot be told apart"
+        )
+    if not any(question.must_include for question in questions):
+        vacuous["key_facts"] = "no question of the golden set has `must_include` key facts to check"
+    return vacuous
+
+
+def unsaid_names(names: Iterable[str], documents: Iterable[Document]) -> list[str]:
+    """The [judge] names no document says (as a word, ignoring case): names of other data."""
+    wanted = {name: re.compile(rf"(?<!\w){re.escape(name.casefold())}(?!\w)") for name in names}
+    for document in documents:
+        if not wanted:
+            break
+        text = f"{document.title}\n{document.text}".casefold()
+        wanted = {name: pattern for name, pattern in wanted.items() if not pattern.search(text)}
+    return list(wanted)
+
+
+def data_findings(config: Config, questions: list[Question], documents: Iterable[Document]) -> list[Finding]:
+    """The settings the data cannot use, found without evaluating anything (so `import` can
+    list them before any baseline exists): answer checks with nothing to check in [gate]
+    metrics, [gate.floors] and [gate.checks], slices of tags no answerable question has, and
+    [judge] names no document says. Each fix removes the setting."""
+    gate, found = config.gate, []
+    vacuous = _vacuous(questions)
+    for metric in gate.metrics:
+        if (name := str(metric)) in vacuous:
+            found.append(
+                Finding(
+                    ("gate", "metrics", name),
+                    None,
+                    REMOVE,
+                    f"{vacuous[name]}: {REFUSALS_ONLY}",
+                    "remove it from the list (add it back once the golden set can evaluate it)",
+                    item=True,
+                )
+            )
+    for metric, floor in gate.floors.items():
+        if (name := str(metric)) in vacuous:
+            fix = "remove it (set it again once the golden set can evaluate it)"
+            problem = f"{vacuous[name]}: {REFUSALS_ONLY}"
+            found.append(Finding(("gate", "floors", name), floor, REMOVE, problem, fix))
+    for metric, threshold in gate.all_checks.items():
+        if (name := str(metric)) in vacuous:
+            problem = f"{vacuous[name]}: a question fails it only by being refused"
+            fix = "remove it (set it again once the golden set can evaluate it)"
+            found.append(Finding(("gate", "checks", name), threshold, REMOVE, problem, fix))
+    tags = {tag for question in questions if question.answerable for tag in question.tags}
+    for tag in gate.slice_floors:
+        if tag not in tags:
+            problem = f"no answerable question of the golden set has the tag {tag!r} (gate: exit 2)"
+            found.append(Finding(("gate", "slices", tag), None, REMOVE, problem, "remove the table"))
+    for name in unsaid_names(config.judge.names, documents):
+        found.append(
+            Finding(
+                ("judge", "names", name),
+                None,
+                REMOVE,
+                "no document of the corpus says it: a name of the data it was written for "
+                "(the judge accepts it in any answer)",
+                "remove it from the list (list your own product's names)",
+                item=True,
+            )
+        )
+    return found
 
 
 def _floor(key: Key, floor: float, value: float, what: str, tolerance: float) -> Finding:
@@ -93,28 +184,21 @@ def _floor(key: Key, floor: float, value: float, what: str, tolerance: float) ->
 
 
 def _floors(config: Config, report: Report, questions: list[Question]) -> list[Finding]:
+    """Floors the baseline is below (those the data cannot evaluate: `data_findings`)."""
     gate, found = config.gate, []
-    unanswerable = any(not question.answerable for question in questions)
-    facts = any(question.must_include for question in questions)
+    vacuous = _vacuous(questions)
     for metric, floor in gate.floors.items():
         name = str(metric)
-        key: Key = ("gate", "floors", name)
-        if name == "abstention" and not unanswerable:
-            problem = "the golden set has no unanswerable question, so a right refusal cannot be told apart"
-            found.append(
-                Finding(key, floor, REMOVE, problem, "remove it (set it again with unanswerable questions)")
-            )
-        elif name == "key_facts" and not facts:
-            problem = "no question of the golden set has `must_include` key facts to check"
-            found.append(
-                Finding(key, floor, REMOVE, problem, "remove it (set it again once questions have them)")
-            )
-        elif (value := report.aggregate.get(name)) is not None and not not_lower(floor, value):
-            found.append(_floor(key, floor, value, name, gate.tolerance))
+        if name in vacuous:
+            continue
+        if (value := report.aggregate.get(name)) is not None and not not_lower(floor, value):
+            found.append(_floor(("gate", "floors", name), floor, value, name, gate.tolerance))
     tags = {tag for question in questions if question.answerable for tag in question.tags}
     for tag, floors in gate.slice_floors.items():
+        if tag not in tags:
+            continue
         piece = report.slices.get(tag)
-        if tag not in tags or piece is None or piece.metrics is None:
+        if piece is None or piece.metrics is None:
             problem = f"no answerable question of the golden set has the tag {tag!r} (gate: exit 2)"
             found.append(Finding(("gate", "slices", tag), None, REMOVE, problem, "remove the table"))
             continue
@@ -141,10 +225,13 @@ def _must_pass(report: Report) -> list[Finding]:
     ]
 
 
-def _checks(config: Config, report: Report) -> list[Finding]:
-    found = []
+def _checks(config: Config, report: Report, questions: list[Question]) -> list[Finding]:
+    """Checks no question passes (those with nothing to check: `data_findings`)."""
+    found, vacuous = [], _vacuous(questions)
     for metric, threshold in config.gate.all_checks.items():
         name = str(metric)
+        if name in vacuous:
+            continue
         if name in ANSWER_CHECKS:
             values = [row.answer.check(name) for row in report.questions if row.answer is not None]
             passes = any(value is not None and value >= threshold for value in values)
@@ -169,14 +256,20 @@ def _abstention(report: Report, questions: list[Question]) -> list[Finding]:
         return []
     pairs = [(row.retrieved[0][1] if row.retrieved else None, row.answerable) for row in report.questions]
     now, best = stand_in.judge_threshold(current, pairs), stand_in.fit_min_score(pairs)
-    if best.errors >= now.errors:
+    unanswerable = any(not question.answerable for question in questions)
+    if best.errors >= now.errors and unanswerable:
         return []
     key = ("generation", stand_in.SETTING)
     problem = (
         f"it misjudges {now.errors} question(s) of the golden set (refuses {now.refused} answerable, "
         f"answers {now.answered} unanswerable); the best threshold misjudges {best.errors}"
     )
-    if not any(not question.answerable for question in questions):
+    if not unanswerable and best.errors >= now.errors:
+        problem = (
+            "the golden set has no unanswerable question: a threshold (in the score units of the "
+            "retriever and data it was fitted to) can only refuse answerable questions"
+        )
+    if not unanswerable:
         return [
             Finding(key, current, REMOVE, problem, "remove it: with no unanswerable question, never abstain")
         ]
@@ -185,21 +278,37 @@ def _abstention(report: Report, questions: list[Question]) -> list[Finding]:
     return [Finding(key, current, best.min_score, problem, f"set it to {best.min_score:g}")]
 
 
-def check_baseline(config: Config, report: Report, questions: list[Question] | None = None) -> list[Finding]:
+def check_baseline(
+    config: Config,
+    report: Report,
+    questions: list[Question] | None = None,
+    documents: Iterable[Document] | None = None,
+) -> list[Finding]:
     """Every gate setting the new baseline `report` does not meet or the data cannot
     evaluate, with its fix; those that change what is evaluated first."""
-    questions = read_questions(config) if questions is None else questions
+    if questions is None or documents is None:
+        corpus = load_corpus(config.corpus)
+        questions = load_golden(config.golden, corpus) if questions is None else questions
+        documents = corpus.values() if documents is None else documents
+    found = data_findings(config, questions, documents)
     return [
         *_abstention(report, questions),
         *_must_pass(report),
+        *[finding for finding in found if finding.remakes],
+        *[finding for finding in found if not finding.remakes],
         *_floors(config, report, questions),
-        *_checks(config, report),
+        *_checks(config, report, questions),
     ]
 
 
 def apply_fixes(config: Config, findings: list[Finding]) -> list[str]:
-    """Apply each finding's fix to eval.toml and the golden set; one line per change."""
+    """Apply each finding's fix to eval.toml and the golden set; one line per change. A check
+    removed takes its [gate.allowed_flips] entry with it (the file would not load otherwise)."""
     settings = {f.key: f.new for f in findings if f.key[0] != "golden" and not isinstance(f.new, bool)}
+    allowed = {str(name) for name in config.gate.allowed_flips}
+    for key, value in list(settings.items()):
+        if key[:2] == ("gate", "checks") and value is REMOVE and key[2] in allowed:
+            settings["gate", "allowed_flips", key[2]] = REMOVE
     if settings:
         edit_toml(config.path, settings)
     cleared = clear_must_pass(config.golden, [f.key[1] for f in findings if f.key[0] == "golden"])
@@ -247,11 +356,17 @@ def describe(findings: list[Finding], config: Config) -> list[str]:
         "(it is below them, or the data cannot evaluate them); each with its fix:"
     ]
     for finding in findings:
-        if finding.key[0] == "golden":
-            where = f"{config.golden.name}"
-        else:
-            line = config.line_of(*finding.key)
-            where = f"{config.path.name}{f':{line}' if line else ''}"
-        lines += [f"  {where}: {finding.setting}: {finding.problem}", f"    fix: {finding.fix}"]
+        lines += [
+            f"  {location(finding, config)}: {finding.setting}: {finding.problem}",
+            f"    fix: {finding.fix}",
+        ]
     lines.append("  `nox -s baseline -- --fit-floors` applies these fixes, and nothing else")
     return lines
+
+
+def location(finding: Finding, config: Config) -> str:
+    """The file (and line, for eval.toml) a reader edits to apply `finding`'s fix by hand."""
+    if finding.key[0] == "golden":
+        return config.golden.name
+    line = config.line_of(*(finding.key[:-1] if finding.item else finding.key))
+    return f"{config.path.name}{f':{line}' if line else ''}"

@@ -18,10 +18,11 @@ The gate fails (exit 3) when
                    they passed in the baseline (checks of stochastic parts are listed only);
   (d) must-pass:   a must-pass question retrieves no relevant document in the top k,
                    whatever the baseline says and whatever is allowed.
-Newly passing questions are listed too. It refuses to compare (exit 2) when the baseline
-lacks a metric the gate needs, was measured with another [retrieval] k or depth
-(integrity.py), was judged by a different judge, model, revision or threshold, or was made
-with other [gate] stochastic / repeats settings.
+Newly passing questions are listed too, and every failing aggregate or slice, (a) or (b),
+carries the questions behind it (drops.py): the largest per-question drops of its metric.
+It refuses to compare (exit 2) when the baseline lacks a metric the gate needs, was measured
+with another [retrieval] k or depth (integrity.py), was judged by a different judge, model,
+revision or threshold, or was made with other [gate] stochastic / repeats settings.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..inputs.reports import QuestionResult, Report
 from ..settings.config import GateSettings, StatsSettings
 from .acceptance import must_pass_missed, not_lower
 from .answer_rules import answer_details, require_same_judge
+from .drops import QuestionMove, QuestionMoves, question_moves
 from .flips import CheckFlips, find_flips
 from .integrity import check_same_measurement
 from .significance import (
@@ -60,6 +62,10 @@ class Failure:
     blocking: bool = True  # False: listed for review, does not fail the gate on its own
     question: str = ""  # per-question failures: the question's text
     reasons: tuple[str, ...] = ()  # per-question failures: each check that failed
+    # floors and regressions: the questions behind the mean, in the order to list them
+    # (largest drop first; drops.py), and what they are or why there are none
+    moves: tuple[QuestionMove, ...] = ()
+    moves_note: str = ""
 
 
 def question_failure(
@@ -128,8 +134,9 @@ def _why(row: QuestionResult, before: QuestionResult | None, k: int) -> tuple[st
     return tuple(lines)
 
 
-def regression_message(test: PairedTest, n_questions: int) -> str:
-    """How a gated metric's drop is described, by its rule, with every number behind it."""
+def regression_message(test: PairedTest, n_questions: int, alpha: float | None = None) -> str:
+    """How a gated metric's drop is described, by its rule, with every number behind it. A
+    slice's drop (the significance rule) says whether it is significant, at `alpha` when given."""
     where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
     stats = (
         f"CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]; n={test.n}; one-sided p={format_p(test.p)}, "
@@ -144,7 +151,9 @@ def regression_message(test: PairedTest, n_questions: int) -> str:
             f"(lower bound {bound} of the delta <= -{test.tolerance:g}; {stats}{need})"
         )
     if test.rule == SIGNIFICANCE:
-        return f"{moved}, beyond the tolerance {test.tolerance:g} and significant; {stats})"
+        at = "" if alpha is None else f" at alpha {alpha:g}"
+        verdict = "and significant" if test.significant else "but not significant"
+        return f"{moved}, beyond the tolerance {test.tolerance:g} {verdict}{at}; {stats})"
     worth = -test.delta * max(test.n, n_questions if test.n == 0 else test.n)
     return f"{moved}, beyond the tolerance {test.tolerance:g}: about {worth:.1f} question(s)' worth; {stats})"
 
@@ -189,11 +198,14 @@ def compare(
     shown = list(dict.fromkeys([*needed, *answer_metrics, *floors]))
     result = GateResult(summary=[(name, before.get(name), now[name], floors.get(name)) for name in shown])
 
+    def behind(moves: QuestionMoves) -> dict[str, Any]:
+        return {"moves": moves.moves, "moves_note": moves.note}
+
     for name, floor in floors.items():
         if not not_lower(floor, now[name]):
-            result.failures.append(
-                Failure("floor", name, f"{name} = {now[name]:.3f} is below its floor {floor:.3f}")
-            )
+            message = f"{name} = {now[name]:.3f} is below its floor {floor:.3f}"
+            moves = question_moves(report, baseline, name, OVERALL, floor)
+            result.failures.append(Failure("floor", name, message, **behind(moves)))
     for tag, tag_floors in gate.slice_floors.items():
         piece = report.slices.get(tag)
         for metric, floor in tag_floors.items():
@@ -207,6 +219,7 @@ def compare(
                         f"{metric} [{tag}]",
                         f"{metric} = {value:.3f} on tag {tag!r} "
                         f"({piece.evaluated if piece else 0} questions) is below its slice floor {floor:.3f}",
+                        **behind(question_moves(report, baseline, str(metric), tag, floor)),
                     )
                 )
 
@@ -238,7 +251,9 @@ def compare(
     for test in result.comparison.tests:
         subject = test.metric if test.scope == OVERALL else f"{test.metric} [{test.scope}]"
         if test.regression:
-            result.failures.append(Failure("regression", subject, regression_message(test, n_evaluated)))
+            message = regression_message(test, n_evaluated, stats.alpha)
+            moves = question_moves(report, baseline, test.metric, test.scope)
+            result.failures.append(Failure("regression", subject, message, **behind(moves)))
         elif (
             test.rule == SIGNIFICANCE
             and test.beyond_tolerance
@@ -246,7 +261,7 @@ def compare(
             and test.p_adjusted is not None
         ):
             result.notes.append(
-                f"slice drop not significant, so not a regression: {regression_message(test, 0)}"
+                f"slice drop not significant, so not a regression: {regression_message(test, 0, stats.alpha)}"
             )
     result.answer_tests = [
         t for t in result.comparison.tests if t.scope == OVERALL and t.metric in answer_metrics

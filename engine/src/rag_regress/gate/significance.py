@@ -44,7 +44,7 @@ from .stats import (
     min_changed_questions,
     min_detectable_drop,
     sign_flip_p,
-    tolerance_in_questions,
+    tolerance_in_questions_per_metric,
 )
 
 OVERALL = "all questions"
@@ -129,7 +129,7 @@ class PairedComparison:
 Pair = tuple[QuestionResult, QuestionResult]
 
 
-def _pairs(report: Report, baseline: Report, tag: str | None) -> list[Pair]:
+def question_pairs(report: Report, baseline: Report, tag: str | None) -> list[Pair]:
     """(baseline row, current row) of each question in both reports, optionally with `tag`
     (a tag: evaluated questions only, as slices are means over evaluated questions)."""
     old = {row.id: row for row in baseline.questions}
@@ -140,7 +140,7 @@ def _pairs(report: Report, baseline: Report, tag: str | None) -> list[Pair]:
     ]
 
 
-def _value(row: QuestionResult, metric: str) -> float | None:
+def question_value(row: QuestionResult, metric: str) -> float | None:
     """The row's value of `metric`: a retrieval metric, else an answer check; None: not applicable."""
     if row.metrics is not None and metric in row.metrics:
         return row.metrics[metric]
@@ -155,7 +155,7 @@ def _deltas(pairs: list[Pair], metrics: list[str]) -> tuple[np.ndarray, np.ndarr
     before, after, used = np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool)
     for i, (old, new) in enumerate(pairs):
         for j, metric in enumerate(metrics):
-            was, now = _value(old, metric), _value(new, metric)
+            was, now = question_value(old, metric), question_value(new, metric)
             if was is not None and now is not None:
                 before[i, j], after[i, j], used[i, j] = was, now, True
     return before, after, used
@@ -228,14 +228,14 @@ def compare_paired(
 
     Metrics missing from a baseline row are the caller's problem (gate.compare checks first).
     """
-    everyone = _pairs(report, baseline, None)
+    everyone = question_pairs(report, baseline, None)
     overall = _family([(OVERALL, metric, everyone) for metric in metrics], settings, tolerance)
     warnings: list[str] = []
     tags = sorted({tag for row in report.questions if row.metrics is not None for tag in row.tags})
     sliced, untested = [], []
     slice_metrics = [metric for metric in metrics if metric not in ANSWER_CHECKS]
     for tag in tags:
-        pairs = _pairs(report, baseline, tag)
+        pairs = question_pairs(report, baseline, tag)
         if len(pairs) < settings.min_slice_size:
             warnings.append(
                 f"slice {tag!r} has {len(pairs)} evaluated question(s), fewer than "
@@ -282,7 +282,7 @@ def compare_paired(
         mde,
         warnings,
         correction,
-        tolerance_in_questions(tolerance, n),
+        tolerance_in_questions_per_metric(tolerance, {t.metric: t.n for t in tests if t.scope == OVERALL}),
     )
 
 

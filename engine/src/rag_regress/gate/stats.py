@@ -237,12 +237,44 @@ def tolerance_in_questions(tolerance: float, n: int) -> str:
     within it, 2 (0.039) cross it"."""
     if n <= 0:
         return f"tolerance {tolerance:g}: no question to compare"
-    within = math.floor(tolerance * n + 1e-9)
-    return (
-        f"a drop of {tolerance:g} on {n} questions is {tolerance * n:.1f} question(s) of a 0-1 metric: "
+    worth, flips = _flips_within(tolerance, n)
+    return f"a drop of {tolerance:g} on {n} questions is {worth} question(s) of a 0-1 metric: {flips}"
+
+
+def _flips_within(tolerance: float, n: int) -> tuple[str, str]:
+    """The tolerance on n questions (n > 0) as a count of questions, '1.0', and what that
+    means, '1 flipped question(s) (0.020) stay within it, 2 (0.039) cross it'. The count has
+    two decimals where one would round it onto the next whole question (0.96 is not 1.0: no
+    flip stays within it)."""
+    worth = tolerance * n
+    within = math.floor(worth + 1e-9)
+    shown = f"{worth:.1f}" if math.floor(round(worth, 1) + 1e-9) == within else f"{worth:.2f}"
+    flips = (
         f"{within} flipped question(s) ({within / n:.3f}) stay within it, "
         f"{within + 1} ({(within + 1) / n:.3f}) cross it"
     )
+    return shown, flips
+
+
+def tolerance_in_questions_per_metric(tolerance: float, counts: dict[str, int]) -> str:
+    """The tolerance in whole questions of each metric's own denominator (`counts`: metric ->
+    the questions it is a mean over in both reports): `tolerance_in_questions` when every
+    metric has the same count, else one clause per count naming its metrics. Faithfulness is
+    a mean over answered questions only: on 48 of them 0.02 is 0.96 question(s) and one
+    flipped question crosses it, while on the 51 of the retrieval metrics one stays within."""
+    groups: dict[int, list[str]] = {}
+    for metric, n in counts.items():
+        groups.setdefault(n, []).append(metric)
+    if len(groups) <= 1:
+        return tolerance_in_questions(tolerance, next(iter(groups), 0))
+    clauses = []
+    for n, metrics in groups.items():
+        if n <= 0:
+            clauses.append(f"nothing for {', '.join(metrics)} (no question to compare)")
+            continue
+        worth, flips = _flips_within(tolerance, n)
+        clauses.append(f"{worth} question(s) on the {n} questions of {', '.join(metrics)} ({flips})")
+    return f"a drop of {tolerance:g} of a 0-1 metric is " + "; ".join(clauses)
 
 
 def min_detectable_drop(n: int, alpha: float) -> float | None:

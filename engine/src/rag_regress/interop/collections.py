@@ -6,12 +6,16 @@ question with at least one relevant judgment, and write the [data] corpus and go
 
 What is read:
   BEIR  DIR/corpus.jsonl         {"_id" or "id", "title", "text"} per line; other keys ignored
-        DIR/queries.jsonl        {"_id" or "id", "text"} per line
-        DIR/qrels/<split>.tsv    query-id<TAB>corpus-id<TAB>score, with or without a header row
-  TREC  qrels    `qid 0 docid grade` per line
-        topics   `qid<TAB>text` per line, JSON Lines as BEIR's, or TREC SGML (<top> <num>
-                 Number: 301 <title> ... <desc> ... </top>, inner tags unclosed): the title
-                 is the question
+                                 (or DIR/corpus.tsv, read as TREC's corpus below)
+        DIR/queries.jsonl        {"_id" or "id", "text"} per line (or DIR/queries.tsv:
+                                 id<TAB>text, read as TREC's topics below)
+        DIR/qrels/<split>.tsv    qrels as below; without a qrels/ folder, DIR/qrels.tsv (the
+                                 layout many copies of BEIR data use); --qrels FILE: that file
+  TREC  qrels    3 columns (BEIR: query-id corpus-id score) or 4 (TREC: qid iteration docid
+                 grade), separated by tabs or spaces, with or without a header row
+        topics   `qid<TAB>text` per line (a header row such as `query-id<TAB>text` is
+                 skipped), JSON Lines as BEIR's, or TREC SGML (<top> <num> Number: 301
+                 <title> ... <desc> ... </top>, inner tags unclosed): the title is the question
         corpus   JSON Lines as BEIR's, or TSV: id<TAB>text or id<TAB>title<TAB>text (a header
                  row naming the columns id, title, text, in any order, is read as such)
 
@@ -20,6 +24,11 @@ Graded relevance is kept: grades of 1 and more are copied as they are; 0 and neg
 with no relevant judgment cannot be scored and is left out, with a count. A document with
 empty text is kept (classic collections judge some of them relevant), with one warning.
 Anything unreadable raises EvalInputError with file, line and fix, and nothing is written.
+
+After writing, `import` lists the settings of eval.toml the new data cannot use (the demo's
+[judge] names, [generation] min_score, answer checks with nothing to check, slices of tags the
+new golden set lacks: gate/fit.py's `data_findings`, which `baseline --fit-floors` clears) and
+suggests the depth and metrics a test collection is scored with (printed, never applied).
 """
 
 from __future__ import annotations
@@ -35,15 +44,22 @@ from typing import Any
 
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
+from ..gate.fit import data_findings, location
+from ..inputs.data import Question
 from ..inputs.files import write_atomic
+from ..settings.config import Config
 from .trec import GRADE_FIX, GRADES, read_text
 
 CORPUS_FIX = 'write {"id", "title", "text"} per line (JSON Lines), or id<TAB>text or id<TAB>title<TAB>text'
 QUERIES_FIX = 'write {"_id": "...", "text": "..."} per line'
 TOPICS_FIX = "write `qid<TAB>question` per line, or TREC topics (<top> <num> ... <title> ... </top>)"
-INTEGER = re.compile(r"[+-]?[0-9]+")
 SHORT_INTEGER = re.compile(r"[+-]?[0-9]{1,4}")  # int() of it is cheap and cannot fail
 SGML_TAG = re.compile(r"<\s*(/?)\s*([A-Za-z]+)[^<>\n]*>")  # on one line: "a < b" in a text is no tag
+# A topics header row's column names, lowercased without - _ and spaces
+TOPIC_ID_NAMES = {"id", "qid", "queryid", "query", "topic", "topicid", "num", "number"}
+TOPIC_TEXT_NAMES = {"text", "query", "question", "title", "querytext", "topic", "description"}
+QRELS_LAYOUTS = {3: "query-id corpus-id score", 4: "qid iteration docid grade"}
+QRELS_FIX = "write `query-id<TAB>corpus-id<TAB>score` (BEIR) or `qid 0 docid grade` (TREC) per line"
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,7 @@ class Collection:
     corpus_path: Path
     questions_path: Path
     qrels_path: Path
+    qrels_layout: str = ""  # how the qrels were read: "3 columns, a header row"
 
 
 @dataclass(frozen=True)
@@ -205,10 +222,18 @@ def _jsonl_questions(path: Path, text: str) -> dict[str, tuple[str, int]]:
     return questions
 
 
+def _is_topics_header(line: str) -> bool:
+    """Whether a topics file's first line names its columns (`query-id<TAB>text`, `qid<TAB>query`)."""
+    names = [re.sub(r"[-_ ]", "", name.strip().lower()) for name in line.split("\t")]
+    return len(names) == 2 and names[0] in TOPIC_ID_NAMES and names[1] in TOPIC_TEXT_NAMES
+
+
 def _tsv_questions(path: Path, text: str) -> dict[str, tuple[str, int]]:
     questions: dict[str, tuple[str, int]] = {}
     seen: dict[str, int] = {}
-    for number, line in _lines(text):
+    for index, (number, line) in enumerate(_lines(text)):
+        if index == 0 and _is_topics_header(line):
+            continue
         if "\t" not in line:
             raise EvalInputError(path, "expected `qid<TAB>question`, found no tab", TOPICS_FIX, number)
         qid, question = line.split("\t", 1)
@@ -260,23 +285,45 @@ def read_topics(path: Path) -> dict[str, tuple[str, int]]:
     return _jsonl_questions(path, text) if first == "{" else _tsv_questions(path, text)
 
 
-def read_qrels(path: Path, columns: int) -> dict[str, dict[str, Judgment]]:
-    """Qrels of 4 whitespace-separated columns (TREC: qid iteration docid grade) or 3 (BEIR:
-    query-id corpus-id score, after an optional header row), with each judgment's line."""
-    layout = "qid 0 docid grade" if columns == 4 else "query-id<TAB>corpus-id<TAB>score"
+def _is_qrels_header(fields: list[str]) -> bool:
+    """A first line that names the columns (`query-id corpus-id score`): its grade column
+    holds no digit. A grade such as "2.5" or "1e3" is refused as a grade instead."""
+    return not any(character.isdigit() for character in fields[-1])
+
+
+def read_qrels(path: Path) -> tuple[dict[str, dict[str, Judgment]], str]:
+    """Qrels of 3 (BEIR: query-id corpus-id score) or 4 whitespace-separated columns (TREC:
+    qid iteration docid grade), as the first line has them, after an optional header row;
+    with each judgment's line, and how the file was read (for the summary)."""
     judgments: dict[str, dict[str, Judgment]] = {}
+    columns: int | None = None
+    header = False
     for index, (number, line) in enumerate(_lines(_read(path, "qrels"))):
         fields = line.split()
+        if columns is None:
+            if len(fields) not in QRELS_LAYOUTS:
+                raise EvalInputError(
+                    path,
+                    f"expected 3 columns ({QRELS_LAYOUTS[3]}) or 4 ({QRELS_LAYOUTS[4]}), "
+                    f"got {len(fields)}: {line.strip()[:80]!r}",
+                    QRELS_FIX,
+                    number,
+                )
+            columns = len(fields)
+            if index == 0 and _is_qrels_header(fields):
+                header = True
+                continue  # a header row, e.g. BEIR's: query-id corpus-id score
+        layout = QRELS_LAYOUTS[columns]
         if len(fields) != columns:
+            first = "the header row" if header else "the first line"
             raise EvalInputError(
                 path,
-                f"expected {columns} columns ({layout}), got {len(fields)}: {line.strip()[:80]!r}",
-                f"write `{layout}` per line",
+                f"expected {columns} columns ({layout}) as on {first}, got {len(fields)}: "
+                f"{line.strip()[:80]!r}",
+                f"write `{layout}` on every line",
                 number,
             )
         qid, doc_id, grade = fields[0], fields[-2], fields[-1]
-        if index == 0 and columns == 3 and not INTEGER.fullmatch(grade):
-            continue  # BEIR's header row: query-id corpus-id score
         # bounded as trec.py bounds grades, so that nDCG's exponential gains stay finite
         if not SHORT_INTEGER.fullmatch(grade) or not -1000 <= int(grade) <= 1000:
             raise EvalInputError(path, f"grade must be {GRADES}, got {grade!r}", GRADE_FIX, number)
@@ -289,44 +336,79 @@ def read_qrels(path: Path, columns: int) -> dict[str, dict[str, Judgment]]:
                 number,
             )
         judged[doc_id] = Judgment(int(grade), number)
-    return judgments
+    if columns is None or not judgments:
+        raise EvalInputError(path, "holds no judgments, only a header row", QRELS_FIX)
+    return judgments, f"{columns} columns, {'a header row' if header else 'no header row'}"
 
 
-def read_beir(folder: Path, split: str) -> Collection:
-    """A BEIR folder: corpus.jsonl, queries.jsonl and qrels/<split>.tsv."""
-    qrels = folder / "qrels" / f"{split}.tsv"
+def _beir_qrels(folder: Path, split: str | None, qrels: Path | None) -> Path:
+    """The qrels file of a BEIR folder: `qrels` when given; else qrels/<split>.tsv; else,
+    with no qrels/ folder and no --split, the top-level qrels.tsv."""
+    if qrels is not None:
+        return qrels
+    chosen = split or "test"
+    in_folder = folder / "qrels" / f"{chosen}.tsv"
+    if in_folder.is_file():
+        return in_folder
+    top = folder / "qrels.tsv"
+    if not (folder / "qrels").is_dir() and top.is_file():
+        if split is None:
+            return top
+        raise EvalInputError(
+            in_folder,
+            f"split {split!r} has no qrels file; the folder has one qrels.tsv, of no named split",
+            f"leave out --split to read {top.name}, or pass --qrels FILE",
+        )
+    splits = sorted(path.stem for path in (folder / "qrels").glob("*.tsv"))
+    fix = (
+        f"choose one with --split: {', '.join(splits)}, or pass --qrels FILE"
+        if splits
+        else "put the qrels in qrels/<split>.tsv or qrels.tsv, or pass --qrels FILE"
+    )
+    raise EvalInputError(in_folder, f"split {chosen!r} has no qrels file", fix)
+
+
+def _beir_file(folder: Path, stem: str) -> Path:
+    """DIR/<stem>.jsonl, else DIR/<stem>.tsv when only that exists (the .jsonl is named when
+    neither does: its error says what BEIR expects)."""
+    jsonl, tsv = folder / f"{stem}.jsonl", folder / f"{stem}.tsv"
+    return tsv if not jsonl.exists() and tsv.is_file() else jsonl
+
+
+def read_beir(folder: Path, split: str | None = None, qrels: Path | None = None) -> Collection:
+    """A BEIR folder: corpus.jsonl, queries.jsonl and the qrels `_beir_qrels` chooses."""
     if not folder.is_dir():
         raise EvalInputError(
             folder, "is not a folder", "pass the BEIR dataset's folder (it holds corpus.jsonl)"
         )
-    if not qrels.is_file():
-        splits = sorted(path.stem for path in (folder / "qrels").glob("*.tsv"))
-        fix = (
-            f"choose one with --split: {', '.join(splits)}"
-            if splits
-            else "put the qrels in qrels/<split>.tsv"
-        )
-        raise EvalInputError(qrels, f"split {split!r} has no qrels file", fix)
-    corpus, queries = folder / "corpus.jsonl", folder / "queries.jsonl"
+    qrels_path = _beir_qrels(folder, split, qrels)
+    corpus, queries = _beir_file(folder, "corpus"), _beir_file(folder, "queries")
+    judgments, layout = read_qrels(qrels_path)
+    # a .jsonl file is read as JSON Lines, whatever its first line
+    jsonl = corpus.suffix == ".jsonl", queries.suffix == ".jsonl"
     return Collection(
-        documents=_jsonl_corpus(corpus, _read(corpus, "corpus")),
-        questions=_jsonl_questions(queries, _read(queries, "queries")),
-        judgments=read_qrels(qrels, 3),
+        documents=_jsonl_corpus(corpus, _read(corpus, "corpus")) if jsonl[0] else read_corpus(corpus),
+        questions=_jsonl_questions(queries, _read(queries, "queries")) if jsonl[1] else read_topics(queries),
+        judgments=judgments,
         corpus_path=corpus,
         questions_path=queries,
-        qrels_path=qrels,
+        qrels_path=qrels_path,
+        qrels_layout=layout,
     )
 
 
 def read_trec(qrels: Path, topics: Path, corpus: Path) -> Collection:
-    """TREC files: 4-column qrels, topics (SGML, JSON Lines or TSV), a corpus (JSON Lines or TSV)."""
+    """TREC files: qrels of 3 or 4 columns, topics (SGML, JSON Lines or TSV), a corpus (JSON
+    Lines or TSV)."""
+    judgments, layout = read_qrels(qrels)
     return Collection(
         documents=read_corpus(corpus),
         questions=read_topics(topics),
-        judgments=read_qrels(qrels, 4),
+        judgments=judgments,
         corpus_path=corpus,
         questions_path=topics,
         qrels_path=qrels,
+        qrels_layout=layout,
     )
 
 
@@ -447,7 +529,7 @@ def write(imported: Imported, corpus: Path, golden: Path) -> None:
     write_atomic(golden, _jsonl(imported.golden))
 
 
-def summary(imported: Imported, corpus: Path, golden: Path, seed: int) -> str:
+def summary(imported: Imported, corpus: Path, golden: Path, seed: int, read_from: str = "") -> str:
     """What was written, in the counts a team checks against the collection's own."""
     chosen = len(imported.golden)
     if imported.sampled_from is not None:
@@ -456,6 +538,7 @@ def summary(imported: Imported, corpus: Path, golden: Path, seed: int) -> str:
         chosen_from = ""
     return "\n".join(
         [
+            *([read_from] if read_from else []),
             f"wrote {_shown(corpus)} and {_shown(golden)}",
             f"  documents            {len(imported.documents)}",
             f"  questions kept       {chosen}{chosen_from}",
@@ -468,16 +551,153 @@ def summary(imported: Imported, corpus: Path, golden: Path, seed: int) -> str:
     )
 
 
+def _read_from(collection: Collection) -> str:
+    """The files read, as the summary's first line: which qrels file, and how it was read."""
+    layout = f" ({collection.qrels_layout})" if collection.qrels_layout else ""
+    return (
+        f"read {_shown(collection.corpus_path)}, {_shown(collection.questions_path)} and "
+        f"{_shown(collection.qrels_path)}{layout}"
+    )
+
+
+# --- the settings that do not fit the new data -----------------------------------------------
+
+# What a test collection is scored with (BEIR: nDCG@10 and recall@100; TREC and Anserini: map
+# and recall@1000, over runs 1000 deep, trec_eval's default), each with why.
+COLLECTION_METRICS = {
+    "ndcg@10": "BEIR's headline figure",
+    "recall@100": "how much a reranker could still find",
+    "map": "TREC's, over the whole ranking",
+}
+COLLECTION_DEPTH = 1000
+
+
+def _listed(config: Config, key: tuple[str, ...], setting: str, problem: str, fix: str) -> list[str]:
+    line = config.line_of(*key)
+    return [f"  {config.path.name}{f':{line}' if line else ''}: {setting}: {problem}", f"    fix: {fix}"]
+
+
+def stale_settings(config: Config, imported: Imported) -> list[str]:
+    """The settings of eval.toml the imported data cannot use (`baseline --fit-floors` removes
+    them) and those made for other data (to review), each with why and its fix: the lines
+    `import` prints (none when all fit)."""
+    questions = [Question(row["id"], row["question"], row["relevant"]) for row in imported.golden]
+    findings = data_findings(config, questions, imported.documents)
+    lines = []
+    if findings:
+        lines.append(
+            f"{len(findings)} setting(s) of {config.path.name} the new data cannot use; "
+            "`nox -s baseline -- --fit-floors` makes each fix:"
+        )
+        for finding in findings:
+            lines += [
+                f"  {location(finding, config)}: {finding.setting}: {finding.problem}",
+                f"    fix: {finding.fix}",
+            ]
+    review: list[str] = []
+    min_score = config.generation.get("min_score")
+    if isinstance(min_score, int | float) and not isinstance(min_score, bool):
+        fit = "removes it (there is no unanswerable question to fit it to)"
+        if any(not question.answerable for question in questions):
+            fit = "sets the value that misjudges the fewest questions"
+        review += _listed(
+            config,
+            ("generation", "min_score"),
+            f"[generation] min_score = {min_score:g}",
+            "the stand-in's abstention threshold, in the score units of the retriever on the data "
+            "it was fitted to",
+            f"with the stand-in generator, `nox -s baseline -- --fit-floors` {fit}; "
+            "with a generator of your own, edit the line",
+        )
+    removed = {finding.key[:3] for finding in findings}
+    floors = [
+        f"{metric} = {floor:g}"
+        for metric, floor in config.gate.floors.items()
+        if ("gate", "floors", str(metric)) not in removed
+    ]
+    floors += [
+        f'slice "{tag}" {metric} = {floor:g}'
+        for tag, sliced in config.gate.slice_floors.items()
+        if ("gate", "slices", tag) not in removed
+        for metric, floor in sliced.items()
+    ]
+    if floors:
+        review += _listed(
+            config,
+            ("gate", "floors"),
+            f"[gate.floors] {', '.join(floors)}",
+            "minimums set for the previous data",
+            "`nox -s baseline -- --fit-floors` lowers those the new baseline does not meet; "
+            "raise those it beats by hand",
+        )
+    if config.judge.labels.is_file():
+        review += _listed(
+            config,
+            ("judge", "labels"),
+            f"[judge] labels = {_shown(config.judge.labels)}",
+            "human labels of claims about the previous data: `calibrate` measures the judge on them",
+            "label claims of answers on the new data (docs/judges.md), or keep them knowingly",
+        )
+    if review:
+        lines += ["made for the previous data, to review:", *review]
+    return lines
+
+
+def collection_suggestions(config: Config) -> list[str]:
+    """The depth and metrics a test collection is usually scored with, where eval.toml has
+    others: printed by `import`, never applied (they change every number the gate compares)."""
+    lines = []
+    depth = config.retrieval.depth
+    if depth < COLLECTION_DEPTH:
+        lines += _listed(
+            config,
+            ("retrieval", "depth"),
+            f"[retrieval] depth = {depth}",
+            f"map and recall look only this deep; trec_eval scores runs {COLLECTION_DEPTH} deep",
+            f"set depth = {COLLECTION_DEPTH} (as published figures), or 100 when recall@100 is enough "
+            "(faster; a deeper run changes no metric of the top 10)",
+        )
+    have = {str(metric) for metric in config.metrics}
+    missing = [name for name in COLLECTION_METRICS if name not in have]
+    if missing:
+        why = "; ".join(f"{name}: {COLLECTION_METRICS[name]}" for name in missing)
+        wanted = ", ".join(f'"{name}"' for name in missing)
+        lines += _listed(
+            config,
+            ("retrieval", "metrics"),
+            "[retrieval] metrics",
+            f"lacks what test collections publish ({why})",
+            f"add {wanted} to the list, and to [gate] metrics those the gate should compare",
+        )
+    if config.k < 10:
+        lines += _listed(
+            config,
+            ("retrieval", "k"),
+            f"[retrieval] k = {config.k}",
+            "the cutoff of the table, found/missing and the @k checks; collections report @10",
+            "set k = 10 to read the table at the cutoff of nDCG@10",
+        )
+    if not lines:
+        return []
+    return ["suggested for a test collection (printed only; edit eval.toml to apply):", *lines]
+
+
 def run_import(
-    read: Callable[[], Collection], corpus: Path, golden: Path, size: int | None, seed: int, force: bool
+    read: Callable[[], Collection], config: Config, size: int | None, seed: int, force: bool
 ) -> ExitCode:
-    """`import`: refuse to overwrite (unless `force`), read, keep, write, print the summary.
-    Warnings go to stderr, one line each; the summary to stdout."""
+    """`import`: refuse to overwrite (unless `force`), read, keep, write, print the summary,
+    the settings the new data cannot use (which `baseline --fit-floors` clears) and the depth
+    and metrics suggested for a test collection. Warnings go to stderr, one line each; the
+    rest to stdout."""
+    corpus, golden = config.corpus, config.golden
     if not force:
         refuse_overwrite([corpus, golden])
-    imported = keep(read(), size, seed)
+    collection = read()
+    imported = keep(collection, size, seed)
     write(imported, corpus, golden)
     for warning in imported.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(summary(imported, corpus, golden, seed))
+    print(summary(imported, corpus, golden, seed, _read_from(collection)))
+    for line in [*stale_settings(config, imported), *collection_suggestions(config)]:
+        print(line)
     return ExitCode.OK

@@ -20,7 +20,7 @@ from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import AnswerResult, QuestionResult, Report
-from .view import GateView, MetricRow, QuestionIssue, cut, show_controls
+from .view import GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
 
 # A GitHub runner reads a line as a workflow command when, after leading whitespace, it
 # starts with `::` (`::error title=x::y` makes an annotation, `::add-mask::`, `::stop-commands::`
@@ -255,6 +255,21 @@ def _issue_lines(issue: QuestionIssue, limit: int) -> list[str]:
     return lines + [f"      {detail}" for detail in cut(issue.details, limit)]
 
 
+def _problem_lines(problem: MetricProblem, limit: int) -> list[str]:
+    """A failing aggregate or slice: each of its failures, then the questions behind it once."""
+    lines = []
+    for failure in problem.failures:
+        lines.append(f"  [{failure.kind}] {failure.message}")
+        lines += [f"      {detail}" for detail in cut(list(failure.details), limit)]
+    questions = problem.questions
+    lines.append(f"      {problem.note}" + (":" if questions else ""))
+    width = max([len(q.id) for q in questions] + [2])
+    lines += [f'        {q.id:{width}}  {q.numbers}  "{q.question}"' for q in questions]
+    if problem.more_text:
+        lines.append(f"        {problem.more_text}")
+    return lines
+
+
 def _columns(cells: tuple[str, ...], widths: tuple[int, ...] = (12, 9, 7, 7, 17, 7, 7, 6)) -> str:
     """The metric table's cells padded to their columns: the name left, numbers right."""
     first, *rest = cells
@@ -308,9 +323,8 @@ def console_verdict(view: GateView) -> str:
         lines.append("GATE PASSED")
         return inert("\n".join(lines))
     lines.append(f"GATE FAILED: {view.failure_count} problem(s)")
-    for failure in view.problems:
-        lines.append(f"  [{failure.kind}] {failure.message}")
-        lines += [f"      {detail}" for detail in cut(list(failure.details), view.max_listed)]
+    for problem in view.metric_problems:
+        lines += _problem_lines(problem, view.max_listed)
     for issue in view.blocking_questions:
         lines += _issue_lines(issue, view.max_listed)
     return inert("\n".join(lines))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .view import DeltaSeries, GateView, MetricRow, QuestionIssue, SliceRow, cut, show_controls
+from .view import DeltaSeries, GateView, MetricProblem, MetricRow, QuestionIssue, SliceRow, cut, show_controls
 
 
 def text(value: str) -> str:
@@ -131,6 +131,22 @@ def _issue(issue: QuestionIssue, limit: int) -> str:
     )
 
 
+def _problem(problem: MetricProblem) -> str:
+    """A failing aggregate or slice: its failures, then the questions behind it, listed once."""
+    items = "".join(
+        f'<li class="detail"><code>{text(q.id)}</code> {text(q.numbers)} '
+        f"&ldquo;{text(q.question)}&rdquo;</li>"
+        for q in problem.questions
+    )
+    if problem.more_text:
+        items += f'<li class="detail">{text(problem.more_text)}</li>'
+    colon = ":" if problem.questions else ""
+    listing = f'<li class="detail">{text(problem.note)}{colon}{f"<ul>{items}</ul>" if items else ""}</li>'
+    heads = [f"<b>{text(f.kind)}</b> {text(f.message)}" for f in problem.failures]
+    heads[-1] += f"<ul>{listing}</ul>"  # nested in the last failure's item: valid HTML lists
+    return "".join(f"<li>{head}</li>" for head in heads)
+
+
 def html_report(view: GateView) -> str:
     """The whole page as one string (inline CSS and SVG only)."""
     verdict = '<span class="pass">GATE PASSED</span>'
@@ -167,7 +183,7 @@ def html_report(view: GateView) -> str:
         body.append("</div>")
     if not view.passed:
         body.append("<h2>Why the gate failed</h2><ul>")
-        body += [f"<li><b>{text(f.kind)}</b> {text(f.message)}</li>" for f in view.problems]
+        body += [_problem(problem) for problem in view.metric_problems]
         shown, more = view.shown(view.blocking_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]
         body += [f"<li>{text(more)}</li>"] if more else []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import EvalInputError
 from ..inputs.files import write_atomic
-from .view import GateView, MetricRow, QuestionIssue, cut, show_controls
+from .view import GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|!#])")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9._:/@+-]+")  # an id a code span shows as it is
@@ -42,6 +42,16 @@ def _issue(issue: QuestionIssue, limit: int) -> list[str]:
     reasons = text("; ".join(issue.reasons))
     head = f"- **{text(issue.label)}** {code(issue.id)} {text(issue.question)}: {reasons}"
     return [head, *(f"  - {text(detail)}" for detail in cut(issue.details, limit))]
+
+
+def _problem(problem: MetricProblem) -> list[str]:
+    """A failing aggregate or slice: its failures, then the questions behind it as sub-items."""
+    lines = [f"- **{text(f.kind)}** {text(f.message)}" for f in problem.failures]
+    lines.append(f"  - {text(problem.note)}" + (":" if problem.questions else ""))
+    lines += [f'    - {code(q.id)} {text(q.numbers)} "{text(q.question)}"' for q in problem.questions]
+    if problem.more_text:
+        lines.append(f"    - {text(problem.more_text)}")
+    return lines
 
 
 def markdown_summary(view: GateView) -> str:
@@ -72,7 +82,8 @@ def markdown_summary(view: GateView) -> str:
         lines += [f"> ⚠️ {text(warning)}", ">"]
     if not view.passed:
         lines += ["", "### Why the gate failed", ""]
-        lines += [f"- **{text(f.kind)}** {text(f.message)}" for f in view.problems]
+        for problem in view.metric_problems:
+            lines += _problem(problem)
         shown, more = view.shown(view.blocking_questions)
         for issue in shown:
             lines += _issue(issue, view.max_listed)

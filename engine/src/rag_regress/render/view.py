@@ -95,6 +95,36 @@ class QuestionIssue:
 
 
 @dataclass(frozen=True)
+class ListedQuestion:
+    """One question behind a failing aggregate or slice, as every rendering lists it."""
+
+    id: str
+    question: str  # its text on one line, cut to QUESTION_WIDTH characters
+    numbers: str  # "1.000 -> 0.000 (-1.000)": baseline -> now (delta)
+
+
+QUESTION_WIDTH = 80
+
+
+@dataclass(frozen=True)
+class MetricProblem:
+    """A failing aggregate or slice: its floor and regression failures together, then the
+    questions behind it (gate/drops.py) once, cut to [display] max_listed."""
+
+    subject: str  # a metric, or "metric [tag]"
+    failures: list[Failure]  # "floor" and/or "regression", in the verdict's order
+    note: str  # what the questions are, or why none is listed
+    questions: list[ListedQuestion]  # at most max_listed
+    more: int  # questions the renderings leave out (all are in the JSON report)
+
+    @property
+    def more_text(self) -> str | None:
+        if not self.more:
+            return None
+        return f"... and {self.more} more question(s): every one is in the JSON report"
+
+
+@dataclass(frozen=True)
 class SliceCell:
     value: float | None
     delta: float | None
@@ -145,7 +175,8 @@ class GateView:
     min_detectable_drop: float | None
     min_changed: int | None
     warnings: list[str]
-    problems: list[Failure]  # blocking failures that are not about one question
+    problems: list[Failure]  # blocking failures that are not about one question, by subject
+    metric_problems: list[MetricProblem]  # the same failures grouped by metric (or slice)
     questions: list[QuestionIssue]  # each failing question once, blocking ones first
     notes: list[str]
     slice_metrics: list[str]
@@ -214,6 +245,31 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
             )
         )
     return rows
+
+
+def _one_line(text: str, width: int = QUESTION_WIDTH) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def _metric_problems(result: GateResult, max_listed: int) -> list[MetricProblem]:
+    """The blocking floors and regressions grouped by subject (first appearance first), each
+    group with the questions behind it: the first of its failures that lists any (a floor
+    missed with nothing dropped lists the lowest-scoring questions, its regression none)."""
+    groups: dict[str, list[Failure]] = {}
+    for failure in result.problems:
+        if failure.kind in ("floor", "regression"):
+            groups.setdefault(failure.subject, []).append(failure)
+    problems = []
+    for subject, failures in groups.items():
+        source = next((f for f in failures if f.moves), failures[0])
+        listed = [
+            ListedQuestion(move.id, _one_line(move.question), move.numbers)
+            for move in source.moves[:max_listed]
+        ]
+        more = max(len(source.moves) - max_listed, 0)
+        problems.append(MetricProblem(subject, failures, source.moves_note, listed, more))
+    return problems
 
 
 def _question_issues(result: GateResult) -> list[QuestionIssue]:
@@ -313,6 +369,7 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
     sliced = [t for t in comparison.tests if t.scope != OVERALL] if comparison else []
     slice_metrics = list(dict.fromkeys(t.metric for t in sliced))
     holdout = report.holdout
+    grouped = _metric_problems(result, max_listed)
     return GateView(
         passed=result.passed,
         counts=report.counts,
@@ -328,7 +385,8 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
         min_detectable_drop=comparison.mde if comparison else None,
         min_changed=comparison.min_changed if comparison else None,
         warnings=list(comparison.warnings) if comparison else [],
-        problems=[f for f in result.problems if f.kind in ("floor", "regression")],
+        problems=[failure for group in grouped for failure in group.failures],
+        metric_problems=grouped,
         questions=_question_issues(result),
         notes=list(result.notes),
         slice_metrics=slice_metrics,

@@ -4,10 +4,18 @@ A retriever that breaks the contract (see `api.Retriever`), raises, exits or run
 [run] timeout (every call goes through calls.py) stops the run with EvalInputError naming the
 question and its golden-set line: exit 2, never a traceback and never a number computed from
 a broken ranking.
+
+A retriever that stops short of [retrieval] depth on most questions at the same count, while
+the corpus holds more documents, has a limit of its own (a top-k option, a service's page
+size): that is a warning on stderr (`depth_warning`), since every metric that looks deeper
+counts what it cut as not retrieved.
 """
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..api import Document, Hit, Retriever
@@ -45,6 +53,31 @@ def _search_many(
             fix,
         )
     return list(answered)
+
+
+# A limit shows as many questions stopping at one count: at least this many questions, half of
+# them at that count, and a count of at least MIN_LIMIT hits (a short ranking of a few
+# documents is what a lexical retriever returns for a rare word, not a limit).
+MIN_QUESTIONS, MIN_LIMIT = 5, 10
+
+
+def depth_warning(hits: Sequence[Sequence[Hit]], depth: int, documents: int) -> str | None:
+    """The warning for rankings that stop short of `depth` at one count on at least half of
+    the questions while the corpus has more `documents`; None when there is nothing to say."""
+    reachable = min(depth, documents)
+    short = Counter(len(found) for found in hits if len(found) < reachable)
+    if len(hits) < MIN_QUESTIONS or not short:
+        return None
+    limit, times = short.most_common(1)[0]
+    if limit < MIN_LIMIT or 2 * times < len(hits):
+        return None
+    return (
+        f"warning: {times} of {len(hits)} questions got exactly {limit} hits, fewer than "
+        f"[retrieval] depth = {depth}, though the corpus has {documents} documents: the retriever "
+        f"seems to stop at {limit} (an option of its own, or the service behind it), so every metric "
+        f"that looks deeper counts what it cut as not retrieved; raise that limit to at least "
+        f"{reachable}, or lower [retrieval] depth"
+    )
 
 
 def retrieve_all(
@@ -112,4 +145,7 @@ def retrieve_all(
     results = caller.map(one, items, what)
     if chunks is not None:
         chunks.extend(chunked for _, chunked in results)
-    return [hits for hits, _ in results]
+    ranked = [hits for hits, _ in results]
+    if what != "determinism" and (warning := depth_warning(ranked, depth, len(corpus))):
+        print(warning, file=sys.stderr)  # the evaluated run's; a determinism check repeats it
+    return ranked

@@ -2,7 +2,8 @@
 of each file as the team wrote it: `baseline --fit-floors` edits files people review.
 
 eval.toml is edited with tomlkit, which keeps comments, blank lines, key order and quoting;
-a changed value keeps its end-of-line comment at the same column. The golden set is
+a changed value keeps its end-of-line comment at the same column. An item can be removed from
+a list (`names = ["Acme", "Tidemark"]`, [gate] metrics); a list left empty is removed. The golden set is
 rewritten line by line: only the lines of the questions whose flag is cleared change, and
 in those only `true` becomes `false` (every other byte stays) unless the line is unusual
 enough that the JSON must be written again (its key order is kept then).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +58,46 @@ def _set_keeping_comment(table: Table, key: str, value: float) -> None:
         new.trivia.comment_ws = " " * max(1, spaces)
 
 
+def _remove_item(table: Table, key: str, item: str) -> None:
+    """Remove `item` (the same text, else the same metric) from the list `table[key]`, its
+    end-of-line comment kept at its column; remove the key when the list is left empty."""
+    array = table[key]
+    width = len(array.as_string()) if isinstance(array, Item) else 0
+    values = [str(value) for value in array]
+    if item in values:
+        index = values.index(item)
+    else:
+        index = next((i for i, value in enumerate(values) if _canonical(value) == _canonical(item)), -1)
+        if index < 0:
+            raise KeyError(item)
+    del array[index]
+    if not array:
+        del table[key]
+    elif isinstance(array, Item) and array.trivia.comment:
+        spaces = len(array.trivia.comment_ws) + width - len(array.as_string())
+        array.trivia.comment_ws = " " * max(1, spaces)
+
+
 def edit_toml(path: Path, changes: Mapping[Key, float | None]) -> None:
     """Apply `changes` to the TOML file at `path`: each key set to its value, or removed
-    (a setting, or a whole table such as [gate.slices."tag"]) when the value is REMOVE."""
+    (a setting, or a whole table such as [gate.slices."tag"]) when the value is REMOVE. A key
+    whose parent is a list, ("judge", "names", "Acme"), removes that item from the list."""
     document = tomlkit.parse(path.read_text(encoding="utf-8"))
     for key, value in changes.items():
         table: Table = document
         *parents, last = key
-        for part in parents:
+        listed: str | None = None  # the key of the list `last` is an item of
+        for position, part in enumerate(parents):
             child = table[_raw_key(table, part)]
+            if isinstance(child, MutableSequence) and position == len(parents) - 1 and value is REMOVE:
+                listed = _raw_key(table, part)
+                break
             if not isinstance(child, MutableMapping):
                 raise KeyError(part)
             table = child
+        if listed is not None:
+            _remove_item(table, listed, last)
+            continue
         name = _raw_key(table, last)
         if value is REMOVE:
             del table[name]

@@ -169,3 +169,69 @@ def test_a_dask_cluster_encodes_the_local_vectors(
     with DaskExecutor(dask_cluster) as executor, execution.using(executor):
         there = build(DOCUMENTS, tmp_path / "there").embeddings
     assert there.shape == (len(DOCUMENTS), here.shape[1]) and np.array_equal(there, here)
+
+
+QUESTIONS = {
+    "I can't remember how to log in": "password",
+    "where do I get my bills as PDF": "invoices",
+    "change the clock of my workspace": "timezone",
+    "new password please": "password",
+    "billing page downloads": "invoices",
+    "which hour is it for my team": "timezone",
+}
+
+
+def test_bfloat16_ranks_as_float32(tmp_path: Path) -> None:
+    """precision = "bfloat16" (the transformer in bfloat16, the pooling in float32): vectors
+    within a small angle of float32's, the same best document for every question, scores close;
+    its vectors are cached apart from float32's."""
+    cache = tmp_path / "embeddings"
+    exact = build(DOCUMENTS, cache)
+    fast = dense.build(DOCUMENTS, str.split, {"cache_dir": str(cache), "precision": "bfloat16"})
+    assert fast.embeddings.dtype == np.float32 and fast.embeddings.shape == exact.embeddings.shape
+    assert np.min(np.sum(fast.embeddings * exact.embeddings, axis=1)) > 0.999
+    assert (fast.encoding.encoded, fast.encoding.cached) == (3, 0), "not float32's cached vectors"
+    assert len(list(cache.iterdir())) == 2, "a cache folder per precision"
+    questions = list(QUESTIONS)
+    for question, want, exact_hits, fast_hits in zip(
+        questions,
+        QUESTIONS.values(),
+        exact.search_many(questions, 3),
+        fast.search_many(questions, 3),
+        strict=True,
+    ):
+        assert exact_hits[0].doc_id == want, question  # the questions have a clear answer
+        assert fast_hits[0].doc_id == want, question
+        assert [h.score for h in fast_hits] == pytest.approx([h.score for h in exact_hits], abs=0.01)
+
+
+def test_an_unknown_precision_is_invalid_input_naming_the_option(tmp_path: Path) -> None:
+    """A precision the retriever does not have: exit-2 error naming the option and the choices."""
+    text = TINY_CONFIG.replace("[retriever]\n", '[retriever]\nprecision = "int4"\n')
+    config = load_config(write_project(tmp_path, config=text))
+    with pytest.raises(EvalInputError) as caught:
+        evaluate_shipped(config, system=System(dense.build, stand_in.build))
+    message = str(caught.value)
+    assert "eval.toml" in message and "precision" in message and "'int4'" in message
+    assert "'float32', 'bfloat16'" in message
+
+
+def test_loading_a_model_draws_no_progress_bar_when_nobody_watches(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """stderr is not a terminal (CI logs, pipes): transformers' "Loading weights" bar stays
+    off, and the library's setting is as it was afterwards."""
+    from transformers.utils import logging as transformers_logging
+
+    dense._load.cache_clear()  # loaded anew, not the copy an earlier test left
+    try:
+        model = dense.load_model(dense.Options())
+    finally:
+        dense._load.cache_clear()
+    assert model is not None
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "\r" not in err and "it/s" not in err
+    assert transformers_logging.is_progress_bar_enabled(), "left as it was"
+    with dense.quiet_loading():
+        assert not transformers_logging.is_progress_bar_enabled()
+    assert transformers_logging.is_progress_bar_enabled()

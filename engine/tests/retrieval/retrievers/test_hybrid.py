@@ -87,3 +87,26 @@ def test_chunks_are_fused_by_their_offsets(monkeypatch: pytest.MonkeyPatch, tmp_
         assert 1 <= len(texts[hit.doc_id][hit.start : hit.end].split()) <= 4
         assert hit.score == pytest.approx(expected[hit.doc_id, hit.start, hit.end], rel=1e-12)
     assert [hit.score for hit in hits] == sorted(expected.values(), reverse=True)[:3]
+
+
+def test_a_depth_the_candidates_cannot_fill_is_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """candidates = 1 fuses at most 2 of the 4 documents: asked for 4, the retriever says so,
+    naming both settings and the fix, once per depth; candidates = 2 can fill 4."""
+    monkeypatch.setattr(dense, "load_model", lambda options: _WordModel())
+    tokenize = make_tokenizer(TokenizerSettings())
+    short = hybrid.build(DOCUMENTS, tokenize, {"cache_dir": str(tmp_path), "candidates": 1})
+    assert len(short.search("download invoices", 4)) <= 2
+    short.search_many(["SSO password", "time zone"], 4)
+    err = capsys.readouterr().err
+    assert err.count("warning: ") == 1
+    assert (
+        "[retrieval] depth = 4 but [retriever] candidates = 1 gives hybrid at most 2 hits per question" in err
+    )
+    assert "raise candidates to at least 4" in err
+    short.search("download invoices", 2)  # 2 hits can come back: nothing to say
+    enough = hybrid.build(DOCUMENTS, tokenize, {"cache_dir": str(tmp_path), "candidates": 2})
+    enough.search("download invoices", 4)
+    enough.search("download invoices", 1000)  # more than the corpus holds: not the candidates' fault
+    assert capsys.readouterr().err.count("warning: ") == 0

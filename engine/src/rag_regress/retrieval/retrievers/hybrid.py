@@ -6,11 +6,16 @@ and Buettcher (SIGIR 2009), also the default of common search engines. Each retr
 contributes its top `candidates` documents. RRF needs no score calibration: only ranks are
 fused, so BM25's unbounded scores and cosine similarities mix safely. With `chunk_size`,
 both parts rank the same chunks (retrieval/chunks.py) and chunks are fused, each by its offsets.
+
+So a question gets at most 2 x `candidates` hits, fewer where the rankings share documents:
+a depth it cannot fill ([retrieval] depth above that, with more documents in the corpus) is a
+warning on stderr naming both settings, once per depth asked.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +35,7 @@ class Options:
     revision: str = dense.Options.revision
     batch_size: int = dataclasses.field(default=dense.Options.batch_size, metadata={"range": (1, 4096)})
     cache_dir: str = dense.Options.cache_dir
+    precision: str = dense.Options.precision  # "float32" or "bfloat16": see dense.py
     rrf_k: int = 60  # fusion constant: larger values flatten the gap between ranks
     candidates: int = dataclasses.field(default=100, metadata={"range": (1, 100_000)})  # per ranking, fused
     chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
@@ -51,6 +57,8 @@ class HybridRetriever:
         if self.chunks is not None:  # the parts chunk alike: a chunk is known by its offsets
             units = zip(self.chunks.units, self.chunks.spans, strict=True)
             self.chunk_position = {(unit.id, span): i for i, (unit, span) in enumerate(units)}
+        self.units = len(self.chunks.units) if self.chunks is not None else len(self.doc_ids)
+        self.warned: set[int] = set()  # depths already warned about
         self.parts: list[Retriever] = [
             bm25.BM25Retriever(documents, tokenize, _subset(options, bm25.Options)),
             dense.DenseRetriever(documents, _subset(options, dense.Options)),
@@ -59,8 +67,27 @@ class HybridRetriever:
     def search(self, question: str, depth: int) -> list[Hit]:
         return self.search_many([question], depth)[0]
 
+    def shortfall(self, depth: int) -> str | None:
+        """Why `depth` hits per question cannot all come back (at most 2 x candidates are
+        fused, while the corpus holds more), with the setting that fixes it; None: they can."""
+        most = len(self.parts) * self.options.candidates
+        wanted = min(depth, self.units)
+        if most >= wanted:
+            return None
+        what = "chunks" if self.chunks is not None else "documents"
+        return (
+            f"[retrieval] depth = {depth} but [retriever] candidates = {self.options.candidates} gives "
+            f"hybrid at most {most} hits per question ({self.options.candidates} from each of its "
+            f"{len(self.parts)} rankings; the corpus has {self.units} {what}): metrics that look deeper "
+            f"count the rest as not retrieved; raise candidates to at least {wanted}"
+        )
+
     def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
         """Each part answers every question at once (the dense part encodes them in batches)."""
+        if depth not in self.warned:
+            self.warned.add(depth)
+            if note := self.shortfall(depth):
+                print(f"warning: {note}", file=sys.stderr)
         per_part = [search_all(part, questions, self.options.candidates) for part in self.parts]
         return [self._fuse([answers[i] for answers in per_part], depth) for i in range(len(questions))]
 

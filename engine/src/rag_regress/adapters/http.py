@@ -1,0 +1,402 @@
+"""A retriever over a JSON search service: each question is one HTTP request, the ranking is
+read from the service's JSON reply.
+
+retriever.py:
+
+    from rag_regress.adapters import http
+
+    build_retriever = http.build
+
+eval.toml, every option (only `url` is required):
+
+    [retriever]
+    url = "https://search.internal/api/search"  # the service's address
+    method = "POST"          # "POST": the request is a JSON body; "GET": query parameters
+    # The request: a table whose string values may hold {question} and {depth}; a value that
+    # is exactly "{depth}" is sent as a number. Nested tables and lists are sent as they are
+    # (POST only: GET takes text, numbers, true/false or lists of them).
+    request = { query = "{question}", top_k = "{depth}" }  # the default
+    hits = "hits"            # dotted path to the list of hits in the reply ("" : the reply is the list;
+                             # "result.items", "data.0.hits": a number picks an element of a list)
+    id = "id"                # field of a hit holding the document id (dotted: "document.id");
+                             # text, or a whole number (read as its digits)
+    score = "score"          # field of a hit holding its score (dotted too), a number
+    headers = { "X-Team" = "search-eval" }  # extra request headers (default none)
+    auth_env = "SEARCH_TOKEN"       # environment variable holding the token (default "": no auth)
+    auth_header = "Authorization"   # the header that carries it
+    auth_scheme = "Bearer"          # sent as "Bearer <token>"; "" sends the token alone
+    timeout = 30             # seconds to connect and for each read of the reply (0: no limit)
+
+The hits are kept in the service's order (best first, as the engine checks), at most
+`depth` of them (a service that returns more is cut).
+
+What can go wrong, and what the run does:
+
+  SearchUnavailable  HTTP 429 or 5xx, a timeout, a refused or dropped connection: a
+                     ConnectionError, so [run] retries it when told to:
+                     `retries = 3` and `retry_on = ["ConnectionError"]` in [run]
+  SearchError        any other HTTP error (400, 401, 404 ...; a redirect, which is not
+                     followed), a reply that is not JSON, or lacks a field: never retried;
+                     the message names the URL, the question and the field's path
+
+The token is read from the environment once, when the retriever is built (a missing or
+empty variable stops the run then), and never appears in an error message: a server's reply
+quoted in one has it replaced by "***". The retriever keeps no state between requests and
+may be called from several threads at once ([run] concurrency).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from .. import __version__
+from ..answers.llm.client import shortened
+from ..api import Document, Hit, Tokenizer
+from . import Options
+
+KNOWN = (
+    "url",
+    "method",
+    "request",
+    "hits",
+    "id",
+    "score",
+    "headers",
+    "auth_env",
+    "auth_header",
+    "auth_scheme",
+    "timeout",
+)
+DEFAULT_REQUEST: dict[str, Any] = {"query": "{question}", "top_k": "{depth}"}
+REPLY_LIMIT = 64_000_000  # bytes of one reply read at most
+_PLACEHOLDER = re.compile(r"\{(question|depth)\}")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+class SearchUnavailable(ConnectionError):
+    """The service could not answer now: HTTP 429 or 5xx, a timeout, a refused or dropped
+    connection. A ConnectionError, so that `[run] retry_on = ["ConnectionError"]` retries it.
+    `status` is the HTTP status (0 when there was no reply)."""
+
+    def __init__(self, message: str, url: str, status: int = 0):
+        super().__init__(message)
+        self.url = url
+        self.status = status
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class SearchError(Exception):
+    """The service refused the request, or its reply cannot be read as a ranking."""
+
+    def __init__(self, message: str, url: str, status: int = 0):
+        super().__init__(message)
+        self.url = url
+        self.status = status
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are not followed: the token would go wherever the server points."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def render(template: Any, question: str, depth: int) -> Any:
+    """`template` with {question} and {depth} put in its strings; a string that is exactly
+    "{depth}" becomes the number. Replacement, not str.format: other braces stay as written,
+    and a question holding "{depth}" is sent as it is."""
+    if isinstance(template, str):
+        if template == "{depth}":
+            return depth
+        return _PLACEHOLDER.sub(lambda found: question if found[1] == "question" else str(depth), template)
+    if isinstance(template, dict):
+        return {key: render(value, question, depth) for key, value in template.items()}
+    if isinstance(template, list):
+        return [render(value, question, depth) for value in template]
+    return template
+
+
+def _uses_question(template: Any) -> bool:
+    if isinstance(template, str):
+        return "{question}" in template
+    if isinstance(template, dict):
+        return any(_uses_question(value) for value in template.values())
+    if isinstance(template, list):
+        return any(_uses_question(value) for value in template)
+    return False
+
+
+def _json_problem(value: Any, where: str, flat: bool) -> str | None:
+    """Why `value`, at `where` in [retriever] request, cannot be sent (a TOML date, a table
+    in a GET's query parameters); None when it can."""
+    if isinstance(value, str | bool | int | float):
+        return None
+    if isinstance(value, list):
+        for number, item in enumerate(value):
+            if flat and isinstance(item, dict | list):
+                return f"{where}[{number}] is a {type(item).__name__}: a GET parameter takes text or numbers"
+            problem = _json_problem(item, f"{where}[{number}]", flat)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        if flat:
+            return f'{where} is a table: a GET request sends flat query parameters (or use method = "POST")'
+        return next(
+            (p for key, item in value.items() if (p := _json_problem(item, f"{where}.{key}", flat))), None
+        )
+    return f"{where} is a {type(value).__name__}, which JSON cannot hold"
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def field_of(value: Any, path: str) -> Any:
+    """The value at dotted `path` in `value` ("" : `value` itself); a number picks an element
+    of a list. KeyError naming the part of the path that is missing."""
+    if not path:
+        return value
+    walked: list[str] = []
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            inside = ".".join(walked) or "the reply"
+            kind = "an object" if isinstance(value, dict) else type(value).__name__
+            raise KeyError(f"no {part!r} in {inside} (which is {kind})")
+        walked.append(part)
+    return value
+
+
+def _path_option(options: Options, key: str, default: str, empty: bool = False) -> str:
+    """A dotted path option; "" only where `empty` allows it (the reply itself)."""
+    path = options.text(key, default, f'"{default}"')
+    if (path or not empty) and any(not part for part in path.split(".")):
+        raise options.error(key, f"is not a dotted path: {path!r}", f'e.g. {key} = "result.{default}"')
+    return path
+
+
+class HTTPRetriever:
+    """Searches one JSON service (module doc)."""
+
+    def __init__(
+        self,
+        url: str,
+        method: str = "POST",
+        request: Any = None,
+        hits: str = "hits",
+        id: str = "id",
+        score: str = "score",
+        headers: dict[str, str] | None = None,
+        token: str = "",
+        timeout: float = 30.0,
+    ):
+        self.url = url
+        self.method = method
+        self.request = DEFAULT_REQUEST if request is None else request
+        self.hits_path, self.id_path, self.score_path = hits, id, score
+        self.headers = {"Accept": "application/json", "User-Agent": f"rag-regress/{__version__}"}
+        if method == "POST":
+            self.headers["Content-Type"] = "application/json"
+        self.headers.update(headers or {})
+        self._token = token  # only to scrub it from what a server says
+        self.timeout = timeout
+        self._opener = urllib.request.build_opener(_NoRedirect)  # proxies from the environment
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._token, "***") if self._token else text
+
+    def _request(self, question: str, depth: int) -> urllib.request.Request:
+        rendered = render(self.request, question, depth)
+        if self.method == "GET":
+            query = urllib.parse.urlencode(
+                [
+                    (key, _query_value(item))
+                    for key, value in rendered.items()
+                    for item in (value if isinstance(value, list) else [value])
+                ]
+            )
+            url = f"{self.url}{'&' if '?' in self.url else '?'}{query}" if query else self.url
+            return urllib.request.Request(url, headers=self.headers, method="GET")
+        data = json.dumps(rendered, ensure_ascii=False).encode("utf-8")
+        return urllib.request.Request(self.url, data=data, headers=self.headers, method="POST")
+
+    def _fetch(self, question: str, depth: int) -> bytes:
+        asked = f"searching {self.url} for {question!r}"
+        try:
+            with self._opener.open(self._request(question, depth), timeout=self.timeout or None) as response:
+                raw: bytes = response.read(REPLY_LIMIT + 1)
+        except urllib.error.HTTPError as error:
+            status = error.code
+            moved = error.headers.get("Location") if 300 <= status < 400 and error.headers else None
+            said = f"redirects to {moved}" if moved else self._server_says(error)
+            problem = f"{asked}: HTTP {status} {error.reason}" + (f": {said}" if said else "")
+            if status == 429 or status >= 500:
+                raise SearchUnavailable(problem, self.url, status) from None
+            raise SearchError(problem + self._hint(status), self.url, status) from None
+        except urllib.error.URLError as error:  # could not connect: refused, unknown host, timed out
+            if isinstance(error.reason, TimeoutError):
+                raise SearchUnavailable(f"{asked}: no reply within {self.timeout:g} s", self.url) from None
+            raise SearchUnavailable(f"{asked}: cannot connect: {error.reason}", self.url) from None
+        except TimeoutError:
+            raise SearchUnavailable(f"{asked}: no reply within {self.timeout:g} s", self.url) from None
+        except (OSError, http.client.HTTPException) as error:  # the connection dropped mid-reply
+            problem = f"{asked}: the connection failed: {type(error).__name__}: {error}"
+            raise SearchUnavailable(problem, self.url) from None
+        if len(raw) > REPLY_LIMIT:
+            raise SearchError(f"{asked}: the reply is larger than {REPLY_LIMIT:,} bytes", self.url)
+        return raw
+
+    def _server_says(self, error: urllib.error.HTTPError) -> str:
+        try:
+            raw = error.read(64_000).decode("utf-8", "replace")
+        except (OSError, http.client.HTTPException):
+            return ""
+        finally:
+            error.close()
+        return self._scrub(shortened(raw))
+
+    def _hint(self, status: int) -> str:
+        if status in (401, 403):
+            return " (check the token in the variable [retriever] auth_env names, and auth_header)"
+        if status in (404, 405):
+            return " (check [retriever] url and method)"
+        if 300 <= status < 400:
+            return " (redirects are not followed: set [retriever] url to the address it names)"
+        return " (check [retriever] request against what the service expects)"
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        raw = self._fetch(question, depth)
+        about = f"the reply of {self.url} to {question!r}"
+        try:
+            reply = json.loads(raw)
+        except ValueError:
+            shown = self._scrub(shortened(raw.decode("utf-8", "replace")))
+            raise SearchError(f"{about} is not JSON: {shown!r}", self.url) from None
+        try:
+            found = field_of(reply, self.hits_path)
+        except KeyError as error:
+            raise SearchError(
+                f"{about} has no list of hits at {self.hits_path!r} ([retriever] hits): {error.args[0]}",
+                self.url,
+            ) from None
+        if not isinstance(found, list):
+            shown = shortened(json.dumps(found, ensure_ascii=False), 80)
+            where = self.hits_path or "the reply"
+            raise SearchError(
+                f"{about}: {where} ([retriever] hits) is not a list: {self._scrub(shown)}", self.url
+            )
+        return [self._hit(entry, number, about) for number, entry in enumerate(found[:depth], start=1)]
+
+    def _hit(self, entry: Any, number: int, about: str) -> Hit:
+        values = []
+        for option, path in (("id", self.id_path), ("score", self.score_path)):
+            try:
+                values.append(field_of(entry, path))
+            except KeyError as error:
+                where = f"{self.hits_path}.{number - 1}" if self.hits_path else str(number - 1)
+                raise SearchError(
+                    f"{about}: hit {number} ({where}) has no {option} field {path!r} "
+                    f"([retriever] {option}): {error.args[0]}",
+                    self.url,
+                ) from None
+        doc_id, score = values
+        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+            doc_id = str(doc_id)
+        if not isinstance(doc_id, str):
+            raise SearchError(f"{about}: hit {number}'s {self.id_path!r} is not an id: {doc_id!r}", self.url)
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise SearchError(
+                f"{about}: hit {number}'s {self.score_path!r} is not a number: {score!r}", self.url
+            )
+        return Hit(doc_id, float(score))
+
+
+def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> HTTPRetriever:
+    """The retriever of the [retriever] table (module doc). `documents` and `tokenize` are
+    unused: the service has its own index."""
+    read = Options("retriever", "http", options, KNOWN)
+    url = read.text("url", None, '"https://search.example.com/search"')
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https") or not urllib.parse.urlsplit(url).netloc:
+        raise read.error(
+            "url",
+            f"must be an http:// or https:// address, got {url!r}",
+            'e.g. url = "http://127.0.0.1:8080/search"',
+        )
+    method = read.text("method", "POST", '"POST"').upper()
+    if method not in ("POST", "GET"):
+        raise read.error("method", f'must be "POST" or "GET", got {options["method"]!r}', 'method = "POST"')
+    request = read.mapping("request")
+    if request is not None:
+        problem = next(
+            (
+                p
+                for key, item in request.items()
+                if (p := _json_problem(item, f"request.{key}", method == "GET"))
+            ),
+            None,
+        )
+        if problem:
+            raise read.error(
+                "request", f"cannot be sent: {problem}", "use text, numbers, true/false, tables and lists"
+            )
+        if not _uses_question(request):
+            raise read.error(
+                "request",
+                "never sends the question: no value holds {question}",
+                'e.g. request = { query = "{question}", top_k = "{depth}" }',
+            )
+    headers = read.mapping("headers") or {}
+    for name, value in headers.items():
+        if not _HEADER_NAME.match(name) or not isinstance(value, str):
+            raise read.error(
+                "headers",
+                f"must map header names to text, got {name!r} = {value!r}",
+                'e.g. headers = { "X-Team" = "eval" }',
+            )
+    auth_env = read.text("auth_env", "", '"SEARCH_TOKEN"')
+    auth_header = read.text("auth_header", "Authorization", '"Authorization"')
+    auth_scheme = read.text("auth_scheme", "Bearer", '"Bearer"')
+    if not _HEADER_NAME.match(auth_header):
+        raise read.error(
+            "auth_header", f"is not a header name: {auth_header!r}", 'e.g. auth_header = "X-Api-Key"'
+        )
+    token = ""
+    if auth_env:
+        token = os.environ.get(auth_env, "").strip()
+        if not token:
+            raise read.error(
+                "auth_env",
+                f"names the environment variable {auth_env}, which is not set (or empty)",
+                f"export {auth_env}=<the service's token> before the run, or remove auth_env for no auth",
+            )
+        if any(name.lower() == auth_header.lower() for name in headers):
+            raise read.error(
+                "headers", f"sets {auth_header} too, which auth_env sends", "set it in one place only"
+            )
+        headers = {**headers, auth_header: f"{auth_scheme} {token}" if auth_scheme else token}
+    return HTTPRetriever(
+        url,
+        method,
+        request,
+        _path_option(read, "hits", "hits", empty=True),
+        _path_option(read, "id", "id"),
+        _path_option(read, "score", "score"),
+        headers,
+        token,
+        read.number("timeout", 30.0, 0, 3600),
+    )

@@ -1,0 +1,314 @@
+"""A generator over any OpenAI-compatible chat-completions endpoint (OpenAI, Azure's
+compatible API, vLLM, llama.cpp's server, Ollama, LiteLLM ...): the retriever's passages and
+the question go into one prompt, the model's reply is the answer.
+
+generator.py:
+
+    from rag_regress.adapters import openai
+
+    build_generator = openai.build
+
+eval.toml, every option (`base_url` and `model` are required):
+
+    [generation]
+    base_url = "https://api.openai.com/v1"  # the API's address, up to /v1 (POST {base_url}/chat/completions)
+    model = "gpt-4o-mini"       # the model the server serves
+    api_key_env = "OPENAI_API_KEY"  # environment variable holding the key, the default; an unset
+                                # or empty variable sends no key (fine for a local server)
+    temperature = 0             # sampling temperature, 0 to 2 (0: the most repeatable answers)
+    seed = 7                    # sent when given (servers that honour it repeat their answers)
+    max_tokens = 512            # the longest answer, in tokens
+    contexts = 3                # passages retrieved and put in the prompt (1 to 100)
+    prompt = "prompts/answer.txt"  # a prompt template file, relative to the current directory;
+                                # default: the built-in PROMPT (below)
+    citations = false           # true: ask for [n] markers naming the passages an answer uses
+    abstain = "I don't know."   # the exact reply meaning "the passages do not answer this"
+    timeout = 60                # seconds to connect and for each read of the reply (0: no limit)
+
+The prompt template: the text sent as the one user message, where `{question}` is replaced by
+the question and `{contexts}` by the passages, numbered, each "[n] title" and its text on the
+next line (a chunk hit gives its chunk). Nothing else in it is read: other braces (JSON
+examples, passages holding braces) stay as written. A template file must hold both names.
+The built-in template (`default_prompt`) asks for an answer from the passages only, for [n]
+markers when `citations` is true, and for the `abstain` reply when they do not answer.
+
+How a reply becomes an Answer:
+
+  abstained  when the reply starts with the `abstain` phrase (case, curly apostrophes and a
+             final full stop aside), is empty, or reads as a refusal (api.looks_like_abstention:
+             "I do not know", "cannot answer" ...); a question with no passage retrieved is
+             abstained on without asking the model
+  citations  with `citations = true`, markers such as [1], [2][3] or [1, 2] are removed from
+             the answer's text (the judge reads the sentences, not the markers) and the
+             Answer's contexts are the passages cited, in passage order; with no marker, all
+             the passages. A marker naming no passage (outside 1 to the passages given) is a
+             CitationError naming the question and the marker: the answer cannot be checked
+  contexts   otherwise the passages the prompt held
+
+What can go wrong, and what the run does:
+
+  ChatUnavailable  HTTP 429 or 5xx, a timeout, a refused or dropped connection: a
+                   ConnectionError, so [run] retries it when told to: `retries = 3`,
+                   `retry_on = ["ConnectionError"]` (and `rate_limit`, `concurrency`)
+  ChatError        any other HTTP error (401: the key; 404: base_url or model), or a reply that
+                   is no chat completion (not JSON, no message): never retried
+
+The key is read from the environment when the generator is built and never appears in an
+error message. The generator keeps no state between questions and may be called from several
+threads at once ([run] concurrency).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..answers.llm.client import Client, Refused, Transient
+from ..api import Answer, Context, Document, Hit, Retriever, looks_like_abstention
+from . import Options
+
+KNOWN = (
+    "base_url",
+    "model",
+    "api_key_env",
+    "temperature",
+    "seed",
+    "max_tokens",
+    "contexts",
+    "prompt",
+    "citations",
+    "abstain",
+    "timeout",
+)
+ABSTAIN = "I don't know."
+
+PROMPT = """Answer the question using only the numbered passages below. Keep the answer short, and \
+stay close to the passages' own words.{citing}
+If the passages do not answer the question, reply with exactly: {abstain}
+
+Passages:
+
+{contexts}
+
+Question: {question}
+Answer:"""
+CITING = (
+    " After each sentence, cite the passages it comes from by their numbers in square brackets, "
+    "like [1] or [2][3]."
+)
+
+_PLACEHOLDER = re.compile(r"\{(question|contexts)\}")
+_MARKER = re.compile(r"[ \t]*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
+
+
+class ChatUnavailable(ConnectionError):
+    """The chat server could not answer now (429, 5xx, a timeout, no connection): a
+    ConnectionError, so that `[run] retry_on = ["ConnectionError"]` retries it."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ChatError(Exception):
+    """The chat server refused the request, or its reply is no chat completion."""
+
+    def __init__(self, message: str, status: int = 0):
+        super().__init__(message)
+        self.status = status
+
+
+class CitationError(ValueError):
+    """The model cited a passage number it was not given."""
+
+
+def default_prompt(citations: bool, abstain: str) -> str:
+    """The built-in template: PROMPT with the citation request (when `citations`) and the
+    abstain phrase written in; {question} and {contexts} are left for each question."""
+    return PROMPT.replace("{citing}", CITING if citations else "").replace("{abstain}", abstain)
+
+
+def render(template: str, question: str, contexts: str) -> str:
+    """`template` with {question} and {contexts} replaced in one pass over the template only:
+    braces elsewhere, and in the question or the passages, are never read."""
+    return _PLACEHOLDER.sub(lambda found: question if found[1] == "question" else contexts, template)
+
+
+def numbered(passages: list[tuple[str, str]]) -> str:
+    """(title, text) passages as the prompt shows them: "[n] title", then the text."""
+    return "\n\n".join(
+        f"[{number}] {title}\n{text}" if title else f"[{number}]\n{text}"
+        for number, (title, text) in enumerate(passages, start=1)
+    )
+
+
+def _plain(text: str) -> str:
+    flat = " ".join(text.replace("\u2019", "'").replace("\u2018", "'").split()).casefold()
+    return flat.rstrip(" .!")
+
+
+def abstains(reply: str, phrase: str) -> bool:
+    """Whether `reply` declines to answer (module doc: abstained)."""
+    said = _plain(reply)
+    return not said or said.startswith(_plain(phrase)) or looks_like_abstention(reply)
+
+
+def cited(text: str, passages: int, question: str) -> tuple[str, list[int]]:
+    """`text` without its [n] markers, and the passage numbers they name (sorted, once each).
+    CitationError when a marker names a passage outside 1 to `passages`."""
+    numbers: set[int] = set()
+    for marker in _MARKER.finditer(text):
+        for part in marker[1].split(","):
+            number = int(part)
+            if not 1 <= number <= passages:
+                held = "only passage 1" if passages == 1 else f"passages 1 to {passages}"
+                raise CitationError(
+                    f"the answer to {question!r} cites passage {number} ({marker[0].strip()}), but the "
+                    f"prompt held {held}"
+                )
+            numbers.add(number)
+    return _MARKER.sub("", text).strip(), sorted(numbers)
+
+
+class ChatGenerator:
+    """Answers from the retriever's passages with one chat completion (module doc)."""
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        documents: list[Document],
+        client: Client,
+        model: str,
+        template: str,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        max_tokens: int = 512,
+        contexts: int = 3,
+        citations: bool = False,
+        abstain: str = ABSTAIN,
+    ):
+        self.retriever = retriever
+        self.documents = {d.id: d for d in documents}
+        self.client = client
+        self.model = model
+        self.template = template
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.contexts = contexts
+        self.citations = citations
+        self.abstain = abstain
+
+    def passage(self, hit: Hit) -> tuple[str, str]:
+        """The (title, text) a hit stands for: its chunk, or the document's text (its title
+        when the text is empty)."""
+        document = self.documents[hit.doc_id]
+        text = document.text[hit.start : hit.end] if hit.chunk is not None else document.text
+        return document.title, text if text.strip() else document.title
+
+    def body(self, question: str, passages: list[tuple[str, str]]) -> dict[str, Any]:
+        """The chat-completions request for `question` answered from `passages`."""
+        prompt = render(self.template, question, numbered(passages))
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed
+        return body
+
+    def answer(self, question: str) -> Answer:
+        hits = self.retriever.search(question, self.contexts)
+        passages = [self.passage(hit) for hit in hits]
+        contexts = [Context(hit.doc_id, text) for hit, (_, text) in zip(hits, passages, strict=True)]
+        if not hits:
+            return Answer(self.abstain, [], abstained=True)
+        reply = self._complete(question, self.body(question, passages)).strip()
+        if abstains(reply, self.abstain):
+            return Answer(_MARKER.sub("", reply).strip() or self.abstain, contexts, abstained=True)
+        if not self.citations:
+            return Answer(reply, contexts)
+        text, numbers = cited(reply, len(passages), question)
+        if not text:  # nothing but markers
+            return Answer(self.abstain, contexts, abstained=True)
+        return Answer(text, [contexts[number - 1] for number in numbers] if numbers else contexts)
+
+    def _complete(self, question: str, body: dict[str, Any]) -> str:
+        asked = f"{self.client.url} (model {self.model!r}), answering {question!r}"
+        try:
+            return self.client.complete(body).content
+        except Transient as error:
+            raise ChatUnavailable(f"{asked}: {error}") from None
+        except Refused as error:
+            raise ChatError(f"{asked}: {error}{_hint(error.status)}", error.status) from None
+
+
+def _hint(status: int) -> str:
+    if status in (401, 403):
+        return " (check the key in the variable [generation] api_key_env names)"
+    if status == 404:
+        return " (check [generation] base_url, usually up to /v1, and model)"
+    if 300 <= status < 400:
+        return " (redirects are not followed: set [generation] base_url to the address it names)"
+    if status == 0:
+        return " (check that [generation] base_url points at an OpenAI-compatible chat-completions API)"
+    return " (check [generation] model and max_tokens, and the server's log)"
+
+
+def build(retriever: Retriever, documents: list[Document], options: dict[str, Any]) -> ChatGenerator:
+    """The generator of the [generation] table (module doc)."""
+    read = Options("generation", "openai", options, KNOWN)
+    base_url = read.text("base_url", None, '"http://127.0.0.1:8000/v1"')
+    if not base_url.startswith(("http://", "https://")):
+        raise read.error(
+            "base_url",
+            f"must be an http:// or https:// address, got {base_url!r}",
+            'e.g. "http://127.0.0.1:8000/v1"',
+        )
+    model = read.text("model", None, '"gpt-4o-mini"')
+    api_key_env = read.text("api_key_env", "OPENAI_API_KEY", '"OPENAI_API_KEY"')
+    citations = read.flag("citations", False)
+    abstain = read.text("abstain", ABSTAIN, f'"{ABSTAIN}"')
+    if not abstain.strip():
+        raise read.error("abstain", "must not be empty", f'e.g. abstain = "{ABSTAIN}"')
+    prompt = read.optional_text("prompt")
+    template = default_prompt(citations, abstain) if prompt is None else _template(read, prompt)
+    timeout = read.number("timeout", 60.0, 0, 3600)
+    client = Client(base_url, os.environ.get(api_key_env, "").strip() or None, timeout)
+    return ChatGenerator(
+        retriever,
+        documents,
+        client,
+        model,
+        template,
+        temperature=read.number("temperature", 0.0, 0, 2),
+        seed=read.optional_whole("seed", 0, 2**63 - 1),
+        max_tokens=read.whole("max_tokens", 512, 1, 1_000_000),
+        contexts=read.whole("contexts", 3, 1, 100),
+        citations=citations,
+        abstain=abstain,
+    )
+
+
+def _template(read: Options, prompt: str) -> str:
+    path = Path(prompt)
+    try:
+        template = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
+        raise read.error(
+            "prompt",
+            f"names {str(path)!r}, which cannot be read ({reason}; relative to {Path.cwd()})",
+            "name a UTF-8 text file (relative to where the command runs), or remove it for the built-in one",
+        ) from None
+    missing = [name for name in ("{question}", "{contexts}") if name not in template]
+    if missing:
+        raise read.error(
+            "prompt",
+            f"names {str(path)!r}, a template without {' and '.join(missing)}",
+            "write {question} where the question goes and {contexts} where the numbered passages go",
+        )
+    return template

@@ -1,0 +1,238 @@
+"""The http adapter (a retriever over a JSON search service) against a real search service on
+127.0.0.1 that ranks the tiny corpus with the engine's BM25 and checks the token: the request
+it sends, reading other reply layouts, the token, and each way a service fails, as the run
+sees it (retried or not, and what the message names)."""
+
+from __future__ import annotations
+
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from adapter_fakes import DOCUMENTS, TOKEN, bm25_of, search_service
+
+from fake_http import Received, Reply, Server
+from rag_regress.adapters import http
+from rag_regress.errors import EvalInputError
+from rag_regress.retrieval.caller import Caller
+from rag_regress.retrieval.retries import RetryPolicy
+from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
+
+__all__ = ["search_service"]  # the fixture, imported for the tests below
+
+TOKENIZE = make_tokenizer(TokenizerSettings())
+AUTH = {"auth_env": "SEARCH_TOKEN"}
+
+
+def retriever(server: Server, **options: Any) -> http.HTTPRetriever:
+    return http.build(DOCUMENTS, TOKENIZE, {"url": server.url, **AUTH, **options})
+
+
+def retrying(retries: int) -> Caller:
+    """The engine's caller as [run] retries = `retries`, retry_on = ["ConnectionError"] makes it."""
+    return Caller(retry=RetryPolicy.named(retries, 0.0, ["ConnectionError"]))
+
+
+# -- what is sent and read --------------------------------------------------------------------
+
+
+def test_the_ranking_is_the_services_own_sent_as_a_json_body_with_the_token(search_service: Server) -> None:
+    expected = bm25_of(DOCUMENTS).search("download invoices", 3)
+    assert expected  # the service finds something for this question
+    assert retriever(search_service).search("download invoices", 3) == expected
+    (request,) = search_service.received
+    assert (request.method, request.path) == ("POST", "/search")
+    assert request.body == {"query": "download invoices", "top_k": 3}  # depth as a number
+    assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["Content-Type"] == "application/json"
+
+
+def test_get_sends_the_template_as_query_parameters(search_service: Server) -> None:
+    template = {"query": "{question}", "top_k": "{depth}", "lang": "en", "tags": ["a", "b"]}
+    hits = retriever(search_service, method="GET", request=template).search("SSO & SAML?", 2)
+    assert hits == bm25_of(DOCUMENTS).search("SSO & SAML?", 2)
+    (request,) = search_service.received
+    assert request.method == "GET"
+    assert request.query == {"query": ["SSO & SAML?"], "top_k": ["2"], "lang": ["en"], "tags": ["a", "b"]}
+
+
+def test_placeholders_fill_strings_and_nested_values_but_braces_elsewhere_stay(
+    search_service: Server,
+) -> None:
+    search_service.default = lambda request: Reply(body={"hits": []})
+    template = {"q": {"text": "find: {question}", "json": '{"k": 1}'}, "size": ["{depth}"], "exact": True}
+    retriever(search_service, request=template).search("what is {depth}?", 4)
+    assert search_service.received[0].body == {
+        "q": {"text": "find: what is {depth}?", "json": '{"k": 1}'},
+        "size": [4],
+        "exact": True,
+    }
+
+
+def test_other_reply_layouts_are_read_through_dotted_paths(search_service: Server) -> None:
+    items = [{"doc": {"id": "invoices"}, "relevance": 2.5}, {"doc": {"id": 17}, "relevance": 1}]
+    search_service.default = lambda request: Reply(body={"result": {"items": items}})
+    found = retriever(search_service, hits="result.items", id="doc.id", score="relevance").search("x", 5)
+    assert found == [("invoices", 2.5), ("17", 1.0)]  # a numeric id is read as its digits
+
+
+def test_a_reply_that_is_the_list_itself_and_longer_than_depth_is_cut(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(body=[{"id": f"d{n}", "score": 10 - n} for n in range(8)])
+    found = retriever(search_service, hits="").search("x", 3)
+    assert [hit.doc_id for hit in found] == ["d0", "d1", "d2"]
+
+
+def test_extra_headers_and_another_auth_header_without_scheme(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(body={"hits": []})
+    options = {"headers": {"X-Team": "eval"}, "auth_header": "X-Api-Key", "auth_scheme": ""}
+    retriever(search_service, **options).search("x", 1)
+    headers = search_service.received[0].headers
+    assert headers["X-Team"] == "eval" and headers["X-Api-Key"] == TOKEN
+    assert "Authorization" not in headers
+
+
+def test_concurrent_searches_each_get_their_own_ranking(search_service: Server) -> None:
+    """[run] concurrency calls search from several threads on one retriever."""
+    questions = ["SSO", "2FA", "API", "download invoices", "export CSV", "password"] * 4
+    reference = bm25_of(DOCUMENTS)
+    built = retriever(search_service)
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(lambda question: built.search(question, 3), questions))
+    assert found == [reference.search(question, 3) for question in questions]
+
+
+# -- the token --------------------------------------------------------------------------------
+
+
+def test_a_token_variable_that_is_not_set_stops_the_build(
+    search_service: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SEARCH_TOKEN")
+    with pytest.raises(EvalInputError) as caught:
+        retriever(search_service)
+    assert "[retriever] auth_env" in caught.value.problem and "SEARCH_TOKEN" in caught.value.problem
+    assert "export SEARCH_TOKEN" in caught.value.fix
+    assert search_service.received == []
+
+
+def test_a_wrong_token_is_refused_never_retried_and_never_shown(
+    search_service: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def echo(request: Received) -> Reply:  # a careless service quoting the header it got
+        return Reply(403, {"error": f"bad credentials: {request.headers['Authorization']}"})
+
+    search_service.default = echo
+    monkeypatch.setenv("SEARCH_TOKEN", "wrong-token-123456")
+    built = retriever(search_service)
+    with pytest.raises(http.SearchError) as caught:
+        retrying(3).call(built.search, "SSO", 5)
+    message = str(caught.value)
+    assert not isinstance(caught.value, ConnectionError) and len(search_service.received) == 1
+    assert "HTTP 403" in message and search_service.url in message and "'SSO'" in message
+    assert "wrong-token-123456" not in message and "Bearer ***" in message
+    assert "auth_env" in message
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+
+def test_500_and_429_are_retried_by_the_run_and_then_succeed(search_service: Server) -> None:
+    search_service.script = [Reply(500, b"internal error"), Reply(429, {"error": "slow down"})]
+    found = retrying(2).call(retriever(search_service).search, "SSO", 5)
+    assert found == bm25_of(DOCUMENTS).search("SSO", 5)
+    assert len(search_service.received) == 3
+
+
+def test_a_busy_service_is_a_connection_error_naming_the_url_and_status(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(503, {"error": "maintenance"})
+    with pytest.raises(ConnectionError) as caught:
+        retrying(1).call(retriever(search_service).search, "SSO", 5)
+    assert isinstance(caught.value, http.SearchUnavailable) and caught.value.status == 503
+    assert f"{search_service.url} for 'SSO': HTTP 503" in str(caught.value) and "maintenance" in str(
+        caught.value
+    )
+    assert len(search_service.received) == 2
+
+
+def test_a_service_slower_than_the_timeout_is_a_connection_error(search_service: Server) -> None:
+    search_service.script = [Reply(body={"hits": []}, delay=1.0)]
+    built = retriever(search_service, timeout=0.2)
+    with pytest.raises(http.SearchUnavailable, match=r"no reply within 0\.2 s"):
+        built.search("SSO", 5)
+    assert retrying(1).call(built.search, "SSO", 5) == bm25_of(DOCUMENTS).search("SSO", 5)
+
+
+def test_nothing_listening_is_a_connection_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    built = http.build(DOCUMENTS, TOKENIZE, {"url": f"http://127.0.0.1:{port}/search", "timeout": 2})
+    with pytest.raises(ConnectionError, match="cannot connect"):
+        built.search("SSO", 5)
+
+
+def test_a_reply_that_is_not_json_names_the_question(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(200, b"<html>gateway</html>")
+    with pytest.raises(http.SearchError) as caught:
+        retrying(2).call(retriever(search_service).search, "SSO", 5)
+    assert "to 'SSO' is not JSON" in str(caught.value) and "<html>gateway</html>" in str(caught.value)
+    assert len(search_service.received) == 1  # not retried: the same request gets the same reply
+
+
+def test_a_missing_list_or_field_names_its_path(search_service: Server) -> None:
+    search_service.script = [Reply(body={"result": {"docs": []}})]
+    built = retriever(search_service, hits="result.items")
+    with pytest.raises(http.SearchError, match=r"no list of hits at 'result\.items'.*no 'items' in result"):
+        built.search("SSO", 5)
+    search_service.script = [Reply(body={"hits": [{"id": "invoices", "score": 1}, {"id": "api-keys"}]})]
+    with pytest.raises(http.SearchError) as caught:
+        retriever(search_service).search("API", 5)
+    assert "hit 2 (hits.1) has no score field 'score'" in str(caught.value) and "'API'" in str(caught.value)
+    search_service.script = [Reply(body={"hits": [{"id": "invoices", "score": "high"}]})]
+    with pytest.raises(http.SearchError, match="hit 1's 'score' is not a number: 'high'"):
+        retriever(search_service).search("API", 5)
+
+
+def test_a_redirect_is_not_followed(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(302, b"", headers={"Location": "http://elsewhere/"})
+    with pytest.raises(http.SearchError, match="redirects to http://elsewhere/"):
+        retriever(search_service).search("SSO", 5)
+    assert len(search_service.received) == 1
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"url": "http://x/search", "depth": 5}, "[retriever] depth is not an option of the http adapter"),
+        ({}, "[retriever] url is required"),
+        ({"url": "search.internal"}, "[retriever] url must be an http:// or https:// address"),
+        ({"url": "http://x/s", "timeout": "5"}, "[retriever] timeout must be a number"),
+        ({"url": "http://x/s", "method": "PUT"}, '[retriever] method must be "POST" or "GET"'),
+        ({"url": "http://x/s", "request": {"q": "fixed"}}, "[retriever] request never sends the question"),
+        (
+            {"url": "http://x/s", "method": "GET", "request": {"q": {"text": "{question}"}}},
+            "request.q is a table",
+        ),
+        ({"url": "http://x/s", "hits": "result..items"}, "[retriever] hits is not a dotted path"),
+        ({"url": "http://x/s", "id": ""}, "[retriever] id is not a dotted path"),
+        (
+            {"url": "http://x/s", "headers": {"X-Team": 5}},
+            "[retriever] headers must map header names to text",
+        ),
+        ({"url": "http://x/s", "headers": "X-Team: 5"}, "[retriever] headers must be a table"),
+    ],
+)
+def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(EvalInputError) as caught:
+        http.build(DOCUMENTS, TOKENIZE, options)
+    assert named in caught.value.problem and caught.value.path == "eval.toml" and caught.value.fix
+
+
+def test_an_unknown_option_lists_the_known_ones() -> None:
+    with pytest.raises(EvalInputError) as caught:
+        http.build(DOCUMENTS, TOKENIZE, {"url": "http://x/s", "top_k": 5})
+    assert "url, method, request, hits, id, score, headers" in caught.value.fix

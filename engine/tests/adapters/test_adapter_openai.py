@@ -1,0 +1,247 @@
+"""The openai adapter (a generator over an OpenAI-compatible chat endpoint) against a real
+server on 127.0.0.1 speaking the chat-completions wire format: the request and prompt it
+sends, how a reply becomes an Answer (citations, abstentions), the prompt template, and each
+way the server fails, as the run sees it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adapter_fakes import DOCUMENTS, bm25_of, chat, chat_server, passages
+
+from fake_http import Received, Reply, Server
+from rag_regress.adapters import openai
+from rag_regress.answers.contract import check_answer
+from rag_regress.api import Document, Hit
+from rag_regress.errors import EvalInputError
+from rag_regress.retrieval.caller import Caller
+from rag_regress.retrieval.retries import RetryPolicy
+
+__all__ = ["chat_server"]  # the fixture, imported for the tests below
+
+CORPUS = {d.id: d for d in DOCUMENTS}
+QUESTION = "download invoices"
+
+
+def generator(server: Server, documents: list[Document] = DOCUMENTS, **options: Any) -> openai.ChatGenerator:
+    settings = {"base_url": server.url, "model": "answer-model", **options}
+    return openai.build(bm25_of(documents), documents, settings)
+
+
+def replying(content: str) -> Reply:
+    return chat(content)
+
+
+def retrying(retries: int) -> Caller:
+    return Caller(retry=RetryPolicy.named(retries, 0.0, ["ConnectionError"]))
+
+
+# -- the request ------------------------------------------------------------------------------
+
+
+def test_one_request_holds_the_question_and_the_numbered_passages(chat_server: Server) -> None:
+    answer = generator(chat_server, contexts=2).answer(QUESTION)
+    (request,) = chat_server.received
+    assert request.path == "/v1/chat/completions"
+    assert request.body["model"] == "answer-model"
+    assert request.body["temperature"] == 0 and request.body["max_tokens"] == 512
+    assert "seed" not in request.body and "Authorization" not in request.headers
+    hits = bm25_of(DOCUMENTS).search(QUESTION, 2)
+    prompt = request.user
+    assert f"Question: {QUESTION}" in prompt
+    for number, hit in enumerate(hits, start=1):
+        assert f"[{number}] {CORPUS[hit.doc_id].title}\n{CORPUS[hit.doc_id].text}" in prompt
+    assert passages(prompt) == {n: CORPUS[hit.doc_id].text for n, hit in enumerate(hits, start=1)}
+    assert "reply with exactly: I don't know." in prompt and "[2][3]" not in prompt  # no citations asked
+    assert answer.text == "Download invoices as PDF files from the Billing page."
+    assert [c.doc_id for c in answer.contexts] == [hit.doc_id for hit in hits] and not answer.abstained
+    assert check_answer(answer, CORPUS) is answer  # contexts are the corpus's own text
+
+
+def test_settings_and_the_key_are_sent(chat_server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_KEY", "sk-local-789")
+    options = {"api_key_env": "LLM_KEY", "temperature": 0.7, "seed": 11, "max_tokens": 64}
+    generator(chat_server, **options).answer(QUESTION)
+    (request,) = chat_server.received
+    assert (request.body["temperature"], request.body["seed"], request.body["max_tokens"]) == (0.7, 11, 64)
+    assert request.headers["Authorization"] == "Bearer sk-local-789"
+
+
+def test_a_prompt_file_is_filled_in_without_reading_other_braces(
+    chat_server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("prompts").mkdir()
+    Path("prompts/answer.txt").write_text(
+        'Reply as JSON {"answer": "..."}.\nQ: {question}\n{contexts}\n{other}', encoding="utf-8"
+    )
+    documents = [Document("braces", "Templates use {question} and {contexts} as names.", "Braces {x}")]
+    generator(chat_server, documents, prompt="prompts/answer.txt").answer("what do {contexts} mean?")
+    assert chat_server.received[0].user == (
+        'Reply as JSON {"answer": "..."}.\nQ: what do {contexts} mean?\n'
+        "[1] Braces {x}\nTemplates use {question} and {contexts} as names.\n{other}"
+    )
+
+
+# -- citations --------------------------------------------------------------------------------
+
+
+def test_citation_markers_leave_the_text_and_pick_the_contexts(chat_server: Server) -> None:
+    built = generator(chat_server, citations=True, contexts=3)
+    hits = bm25_of(DOCUMENTS).search("SSO", 3)
+    assert len(hits) >= 2
+    chat_server.script = [replying("Members sign in through SSO [2]. SAML turns it on [1, 2].")]
+    answer = built.answer("SSO")
+    assert "cite the passages" in chat_server.received[0].user  # the built-in prompt asks for them
+    assert answer.text == "Members sign in through SSO. SAML turns it on."
+    assert [c.doc_id for c in answer.contexts] == [hits[0].doc_id, hits[1].doc_id]
+    chat_server.script = [replying("SAML turns it on.[2][2]")]
+    assert [c.doc_id for c in built.answer("SSO").contexts] == [hits[1].doc_id]
+    chat_server.script = [replying("SAML turns it on.")]  # nothing cited: every passage
+    assert [c.doc_id for c in built.answer("SSO").contexts] == [hit.doc_id for hit in hits]
+
+
+def test_a_citation_of_a_passage_not_given_names_the_question_and_marker(chat_server: Server) -> None:
+    built = generator(chat_server, citations=True, contexts=2)
+    chat_server.script = [replying("Members sign in through SSO [1][3].")]
+    with pytest.raises(openai.CitationError) as caught:
+        built.answer("SSO")
+    assert "'SSO' cites passage 3 ([3])" in str(caught.value) and "passages 1 to 2" in str(caught.value)
+
+
+def test_without_citations_brackets_stay_as_written(chat_server: Server) -> None:
+    chat_server.script = [replying("Use the Billing page [9].")]
+    assert generator(chat_server).answer(QUESTION).text == "Use the Billing page [9]."
+
+
+# -- abstaining -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "options"),
+    [
+        ("I don't know.", {}),
+        ("I don\u2019t know", {}),  # a curly apostrophe, no full stop
+        ("I don't know. The passages only cover billing.", {}),
+        ("The passages do not say, so I cannot answer that.", {}),  # api.looks_like_abstention
+        ("no answer found.", {"abstain": "NO ANSWER FOUND"}),
+        ("", {}),
+    ],
+)
+def test_the_abstain_reply_is_an_abstention(chat_server: Server, reply: str, options: dict[str, Any]) -> None:
+    chat_server.script = [replying(reply)]
+    answer = generator(chat_server, **options).answer("Is there a mobile app?")
+    assert answer.abstained and answer.text
+    assert check_answer(answer, CORPUS) is answer
+
+
+def test_a_custom_abstain_phrase_is_in_the_built_in_prompt(chat_server: Server) -> None:
+    generator(chat_server, abstain="NOT IN THE DOCS").answer(QUESTION)
+    assert "reply with exactly: NOT IN THE DOCS" in chat_server.received[0].user
+
+
+def test_no_passage_found_abstains_without_asking_the_model(chat_server: Server) -> None:
+    answer = generator(chat_server).answer("zebra")  # in no document of the tiny corpus
+    assert answer.abstained and answer.contexts == [] and chat_server.received == []
+
+
+def test_a_chunk_hit_gives_its_chunk() -> None:
+    class Chunked:
+        def search(self, question: str, depth: int) -> list[Hit]:
+            return [Hit("invoices", 1.0, start=0, end=17)]
+
+    built = openai.build(Chunked(), DOCUMENTS, {"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    assert built.passage(Chunked().search("", 1)[0]) == ("Invoices", "Download invoices")
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+
+def test_429_and_500_are_retried_by_the_run_and_then_answered(chat_server: Server) -> None:
+    chat_server.script = [Reply(429, {"error": {"message": "rate limited"}}), Reply(500, b"oops")]
+    answer = retrying(2).call(generator(chat_server).answer, QUESTION)
+    assert answer.text.startswith("Download invoices") and len(chat_server.received) == 3
+
+
+def test_a_busy_server_is_a_connection_error_naming_the_url(chat_server: Server) -> None:
+    chat_server.default = lambda request: Reply(503, {"error": {"message": "overloaded"}})
+    with pytest.raises(ConnectionError) as caught:
+        retrying(1).call(generator(chat_server).answer, QUESTION)
+    message = str(caught.value)
+    assert isinstance(caught.value, openai.ChatUnavailable) and len(chat_server.received) == 2
+    assert (
+        f"{chat_server.url}/chat/completions" in message and "HTTP 503" in message and "overloaded" in message
+    )
+    assert repr(QUESTION) in message
+
+
+def test_a_slow_server_is_a_connection_error(chat_server: Server) -> None:
+    slow = chat("late")
+    slow.delay = 1.0
+    chat_server.script = [slow]
+    with pytest.raises(openai.ChatUnavailable, match=r"timeout of 0\.2 s"):
+        generator(chat_server, timeout=0.2).answer(QUESTION)
+
+
+def test_a_reply_that_is_not_a_chat_completion_is_not_retried(chat_server: Server) -> None:
+    chat_server.default = lambda request: Reply(200, b"{not json")
+    with pytest.raises(openai.ChatError) as caught:
+        retrying(3).call(generator(chat_server).answer, QUESTION)
+    assert not isinstance(caught.value, ConnectionError) and len(chat_server.received) == 1
+    assert "not JSON" in str(caught.value) and "base_url" in str(caught.value)
+
+
+def test_a_refused_key_is_named_by_its_variable_never_shown(
+    chat_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-0000")
+
+    def refuse(request: Received) -> Reply:
+        return Reply(401, {"error": {"message": "invalid api key"}})
+
+    chat_server.default = refuse
+    with pytest.raises(openai.ChatError) as caught:
+        generator(chat_server).answer(QUESTION)
+    assert caught.value.status == 401 and "api_key_env" in str(caught.value)
+    assert "sk-wrong-0000" not in str(caught.value)
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"model": "m"}, "[generation] base_url is required"),
+        ({"base_url": "http://x/v1"}, "[generation] model is required"),
+        ({"base_url": "x/v1", "model": "m"}, "[generation] base_url must be an http"),
+        (
+            {"base_url": "http://x/v1", "model": "m", "min_score": 1.0},
+            "[generation] min_score is not an option",
+        ),
+        ({"base_url": "http://x/v1", "model": "m", "temperature": "0"}, "[generation] temperature must be"),
+        ({"base_url": "http://x/v1", "model": "m", "temperature": 3}, "[generation] temperature must be"),
+        ({"base_url": "http://x/v1", "model": "m", "seed": 1.5}, "[generation] seed must be a whole number"),
+        ({"base_url": "http://x/v1", "model": "m", "contexts": 0}, "[generation] contexts must be"),
+        (
+            {"base_url": "http://x/v1", "model": "m", "citations": "yes"},
+            "[generation] citations must be true",
+        ),
+        ({"base_url": "http://x/v1", "model": "m", "abstain": " "}, "[generation] abstain must not be empty"),
+        ({"base_url": "http://x/v1", "model": "m", "prompt": "missing.txt"}, "[generation] prompt names"),
+    ],
+)
+def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(EvalInputError) as caught:
+        openai.build(bm25_of(DOCUMENTS), DOCUMENTS, options)
+    assert named in caught.value.problem and caught.value.fix
+
+
+def test_a_prompt_file_without_contexts_is_refused(tmp_path: Path) -> None:
+    template = tmp_path / "prompt.txt"
+    template.write_text("Answer: {question}", encoding="utf-8")
+    options = {"base_url": "http://x/v1", "model": "m", "prompt": str(template)}
+    with pytest.raises(EvalInputError, match=r"a template without \{contexts\}"):
+        openai.build(bm25_of(DOCUMENTS), DOCUMENTS, options)
