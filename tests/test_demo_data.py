@@ -34,7 +34,7 @@ def test_golden_set_covers_what_a_real_one_needs() -> None:
     golden = load("golden.jsonl")
     assert len(golden) >= 40
     keys = {"id", "question", "relevant", "must_include", "answerable", "tags", "must_pass"}
-    assert all(set(q) == keys for q in golden)
+    assert all(set(q) == keys | ({"reference", "nuggets"} if q["answerable"] else set()) for q in golden)
     unanswerable = [q for q in golden if not q["answerable"]]
     assert len(unanswerable) >= 5 and all(not q["relevant"] for q in unanswerable)
     assert sum(len(q["relevant"]) >= 2 for q in golden) >= 5, "multi-document questions"
@@ -48,6 +48,12 @@ def test_golden_set_covers_what_a_real_one_needs() -> None:
     for q in golden:
         for fact in q["must_include"]:
             assert any(fact.lower() in corpus[d]["text"].lower() for d in q["relevant"]), (q["id"], fact)
+            assert fact in q["reference"] and {"text": fact, "vital": True} in q["nuggets"], (q["id"], fact)
+        # each nugget is a fact of an answering document, so a right answer can state it
+        texts = [corpus[doc]["text"] for doc, grade in q["relevant"].items() if grade == 3]
+        answering = " ".join(" ".join(text.lower().split()) for text in texts)
+        for nugget in q.get("nuggets", []):
+            assert " ".join(nugget["text"].lower().split()) in answering, (q["id"], nugget["text"])
 
 
 def test_the_engines_demo_is_the_templates() -> None:

@@ -514,19 +514,16 @@ def _averaged(
                 per_metric.setdefault(name, []).append(seen)
         answer = row.answer
         if answer is not None:
-            checks = {}
+            checks: dict[str, Any] = {}  # each answer check's mean over the runs
             for name in ANSWER_CHECKS:
                 seen_checks = [run[1][i].check(name) for run in runs]
                 checks[name] = _mean_of(seen_checks)
                 present = [value for value in seen_checks if value is not None]
                 if len(present) == repeats:
                     per_metric.setdefault(name, []).append(present)
-            answer = dataclasses.replace(
-                answer,
-                abstention=checks["abstention"] if checks["abstention"] is not None else answer.abstention,
-                key_facts=checks["key_facts"],
-                faithfulness=checks["faithfulness"],
-            )
+            if checks["abstention"] is None:  # never null on a record; kept as it was
+                checks["abstention"] = answer.abstention
+            answer = dataclasses.replace(answer, **checks)
         averaged.append(
             dataclasses.replace(
                 row,

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import SHIPPED, TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, evaluate_shipped, run_cli, write_project
-from rag_regress.answers.checks import missing_facts
 from rag_regress.answers.contract import found_in
+from rag_regress.answers.facts import find
 from rag_regress.answers.judges import JUDGE_VERSIONS, rules_digest
 from rag_regress.answers.judges.lexical import FAIL_ON
+from rag_regress.answers.stand_in import cite
 from rag_regress.api import ABSTENTION, Answer, Context, Document, Hit, System, looks_like_abstention
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.data import load_corpus
@@ -42,11 +43,16 @@ class FixedRetriever:
 
 
 def test_stand_in_answers_with_the_best_passage_and_its_contexts(project: Path) -> None:
+    """Verbatim, each sentence citing the passage: "... from the Billing page [1]." """
     documents = list(load_corpus(project.parent / "corpus.jsonl").values())
     hits = [Hit("invoices", 2.0), Hit("export-data", 1.0)]
     generator = SHIPPED.build_generator(FixedRetriever(hits), documents, {"min_score": 1.5, "contexts": 2})
+    assert cite("One. Two two!", 2) == "One [2]. Two two [2]!"
+    assert (
+        cite("Mice differed [12]. As before [3, 4].", 1) == "Mice differed [1]. As before [1]."
+    )  # a paper's own
     assert generator.answer("download invoices") == Answer(
-        TEXTS["invoices"],
+        cite(TEXTS["invoices"], 1),
         [Context("invoices", TEXTS["invoices"]), Context("export-data", TEXTS["export-data"])],
     )
 
@@ -61,13 +67,14 @@ def test_stand_in_abstains_below_min_score(project: Path, hits: list[Hit]) -> No
 
 def test_key_facts_ignore_case_and_runs_of_whitespace() -> None:
     answer = "Open  Settings >\n Security and choose\tSAML 2.0."
-    assert missing_facts(answer, ["settings > security", "SAML 2.0", "Okta"]) == ["Okta"]
+    facts = ["settings > security", "SAML 2.0", "Okta"]
+    assert [fact for fact in facts if find(fact, answer, "literal") is None] == ["Okta"]
 
 
 def test_report_rows_hold_each_answer_and_its_checks(project: Path) -> None:
     report = evaluate_shipped(load_config(project))
     rows = {row["id"]: row["answer"] for row in report["questions"]}
-    assert rows["q4"]["text"] == TEXTS["invoices"] and rows["q4"]["contexts"][0] == "invoices"
+    assert rows["q4"]["text"] == cite(TEXTS["invoices"], 1) and rows["q4"]["contexts"][0] == "invoices"
     assert (rows["q4"]["abstention"], rows["q4"]["key_facts"], rows["q4"]["faithfulness"]) == (1.0, 1.0, 1.0)
     assert rows["q5"]["abstained"] is False and rows["q5"]["abstention"] == 0.0  # answered, unanswerable
     assert rows["q5"]["key_facts"] is None  # nothing to include: the right answer was to abstain

@@ -209,7 +209,7 @@ def test_import_lists_the_settings_the_new_data_cannot_use_and_changes_none(
         return next(number for number, line in enumerate(lines, start=1) if line.startswith(text))
 
     gated = line_of('metrics = ["recall@5"')
-    assert "8 setting(s) of eval.toml the new data cannot use; `nox -s baseline -- --fit-floors`" in out
+    assert "13 setting(s) of eval.toml the new data cannot use; `nox -s baseline -- --fit-floors`" in out
     for expected in [
         f'eval.toml:{line_of("names = ")}: [judge] names: "Tidemark": no document of the corpus says it',
         f'eval.toml:{gated}: [gate] metrics: "key_facts": no question of the golden set has `must_include`',
@@ -217,12 +217,19 @@ def test_import_lists_the_settings_the_new_data_cannot_use_and_changes_none(
         f"eval.toml:{line_of('key_facts = 0.70')}: [gate.floors] key_facts = 0.7:",
         "[gate.floors] abstention = 0.8: the golden set has no unanswerable question",
         f"eval.toml:{line_of('key_facts = 1.0')}: [gate.checks] key_facts = 1: no question",
+        '[gate] metrics: "correctness": no question of the golden set has a `reference` answer to compare '
+        "with: it is 0, and fails any floor",
+        '[gate] metrics: "vital_recall": no question of the golden set has `nuggets` to find',
+        f"eval.toml:{line_of('correctness = 0.70')}: [gate.floors] correctness = 0.7:",
+        "[gate.checks] correctness = 1: no question of the golden set has a `reference` answer to compare "
+        "with: no question can fail or pass it",
         "[gate.checks] abstention = 1: the golden set has no unanswerable question",
         "[gate.slices.acronym]: no answerable question of the golden set has the tag 'acronym'",
         f"eval.toml:{line_of('min_score = ')}: [generation] min_score = 3.35: the stand-in's abstention "
         "threshold, in the score units of the retriever",
         "`nox -s baseline -- --fit-floors` removes it (there is no unanswerable question",
-        "[gate.floors] recall@5 = 0.8, hit@5 = 0.85, mrr = 0.7, faithfulness = 0.95: minimums set",
+        "[gate.floors] recall@5 = 0.8, hit@5 = 0.85, mrr = 0.7, faithfulness = 0.95, "
+        "citation_precision = 0.95: minimums set",
         "[judge] labels = ",
         "suggested for a test collection (printed only; edit eval.toml to apply):",
         f"eval.toml:{line_of('depth = ')}: [retrieval] depth = 20:",
@@ -268,6 +275,9 @@ def test_fit_floors_after_an_import_clears_what_the_import_listed_and_the_gate_p
         "eval.toml: [gate.floors] key_facts = 0.7 -> removed",
         "eval.toml: [gate.checks] key_facts = 1 -> removed",
         "eval.toml: [gate.checks] abstention = 1 -> removed",
+        'eval.toml: [gate] metrics: "correctness" -> removed',
+        "eval.toml: [gate.floors] vital_recall = 0.7 -> removed",
+        "eval.toml: [gate.checks] correctness = 1 -> removed",
         "eval.toml: [gate.slices.acronym] -> removed",
         "eval.toml: [generation] min_score = 3.35 -> removed",
     ]:
@@ -276,8 +286,8 @@ def test_fit_floors_after_an_import_clears_what_the_import_listed_and_the_gate_p
     settings = toml(config)
     gate = settings["gate"]
     assert "names" not in settings["judge"] and "min_score" not in settings["generation"]
-    assert gate["metrics"] == ["recall@5", "hit@5", "mrr", "ndcg@5", "faithfulness"]
-    assert set(gate["checks"]) == {"hit@5", "recall@5", "faithfulness"}
+    assert gate["metrics"] == ["recall@5", "hit@5", "mrr", "ndcg@5", "faithfulness", "citation_precision"]
+    assert set(gate["checks"]) == {"hit@5", "recall@5", "faithfulness", "citation_precision"}
     assert "key_facts" not in gate["floors"] and "abstention" not in gate["floors"]
     assert "slices" not in gate
     text = config.read_text(encoding="utf-8")

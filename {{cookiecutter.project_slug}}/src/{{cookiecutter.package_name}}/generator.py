@@ -5,8 +5,10 @@
     answer(question: str) -> Answer      # Answer(text, contexts=[Context(doc_id, text)], abstained)
 
 `contexts` are the passages the answer was written from: the judge checks every sentence of
-`text` against them. Set `abstained=True` when the system declines (`looks_like_abstention`
-helps when a model refuses in words). `retriever` is the one build_retriever made and
+`text` against them. Mark a sentence's sources with [n], n a position in `contexts` from 1
+("... within 30 days [2]."): the gate then scores citation precision and recall. Set
+`abstained=True` when the system declines (`looks_like_abstention` helps when a model
+refuses in words). `retriever` is the one build_retriever made and
 `options` is the [generation] table of eval.toml, untouched: your model name, temperature,
 prompt file. For example, a model behind any OpenAI-compatible endpoint (the complete
 version, with a prompt file, abstention and citations, is rag_regress.adapters.openai):

@@ -244,6 +244,7 @@ class HTTPRetriever:
             status = error.code
             moved = error.headers.get("Location") if 300 <= status < 400 and error.headers else None
             said = f"redirects to {moved}" if moved else self._server_says(error)
+            error.close()  # a redirect's reply too: its socket is freed now, not by the collector
             problem = f"{asked}: HTTP {status} {error.reason}" + (f": {said}" if said else "")
             if status == 429 or status >= 500:
                 raise SearchUnavailable(problem, self.url, status) from None

@@ -38,12 +38,12 @@ How a reply becomes an Answer:
              final full stop aside), is empty, or reads as a refusal (api.looks_like_abstention:
              "I do not know", "cannot answer" ...); a question with no passage retrieved is
              abstained on without asking the model
-  citations  with `citations = true`, markers such as [1], [2][3] or [1, 2] are removed from
-             the answer's text (the judge reads the sentences, not the markers) and the
-             Answer's contexts are the passages cited, in passage order; with no marker, all
-             the passages. A marker naming no passage (outside 1 to the passages given) is a
-             CitationError naming the question and the marker: the answer cannot be checked
-  contexts   otherwise the passages the prompt held
+  citations  with `citations = true`, markers such as [1], [2][3] or [1, 2] stay in the
+             answer's text: the engine reads them (citation precision and recall,
+             docs/metrics.md) and the judge reads the sentences without them. A marker
+             naming no passage (outside 1 to the passages given) is a CitationError naming
+             the question and the marker: the answer cannot be checked
+  contexts   the passages the prompt held, in its order (marker [n] names the n-th)
 
 What can go wrong, and what the run does:
 
@@ -65,6 +65,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..answers.citations import cited_sentences, out_of_range, strip_markers
 from ..answers.llm.client import Client, Refused, Transient
 from ..api import Answer, Context, Document, Hit, Retriever, looks_like_abstention
 from . import Options
@@ -100,7 +101,6 @@ CITING = (
 )
 
 _PLACEHOLDER = re.compile(r"\{(question|contexts)\}")
-_MARKER = re.compile(r"[ \t]*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
 
 
 class ChatUnavailable(ConnectionError):
@@ -154,21 +154,16 @@ def abstains(reply: str, phrase: str) -> bool:
     return not said or said.startswith(_plain(phrase)) or looks_like_abstention(reply)
 
 
-def cited(text: str, passages: int, question: str) -> tuple[str, list[int]]:
-    """`text` without its [n] markers, and the passage numbers they name (sorted, once each).
-    CitationError when a marker names a passage outside 1 to `passages`."""
-    numbers: set[int] = set()
-    for marker in _MARKER.finditer(text):
-        for part in marker[1].split(","):
-            number = int(part)
-            if not 1 <= number <= passages:
-                held = "only passage 1" if passages == 1 else f"passages 1 to {passages}"
-                raise CitationError(
-                    f"the answer to {question!r} cites passage {number} ({marker[0].strip()}), but the "
-                    f"prompt held {held}"
-                )
-            numbers.add(number)
-    return _MARKER.sub("", text).strip(), sorted(numbers)
+def cited(text: str, passages: int, question: str) -> str:
+    """`text` without its [n] markers (answers/citations.py reads them). CitationError when a
+    marker names a passage outside 1 to `passages`."""
+    number = out_of_range(cited_sentences(text), passages)
+    if number is not None:
+        held = "only passage 1" if passages == 1 else f"passages 1 to {passages}"
+        raise CitationError(
+            f"the answer to {question!r} cites passage [{number}], but the prompt held {held}"
+        )
+    return strip_markers(text).strip()
 
 
 class ChatGenerator:
@@ -228,13 +223,12 @@ class ChatGenerator:
             return Answer(self.abstain, [], abstained=True)
         reply = self._complete(question, self.body(question, passages)).strip()
         if abstains(reply, self.abstain):
-            return Answer(_MARKER.sub("", reply).strip() or self.abstain, contexts, abstained=True)
+            return Answer(strip_markers(reply).strip() or self.abstain, contexts, abstained=True)
         if not self.citations:
             return Answer(reply, contexts)
-        text, numbers = cited(reply, len(passages), question)
-        if not text:  # nothing but markers
+        if not cited(reply, len(passages), question):  # nothing but markers
             return Answer(self.abstain, contexts, abstained=True)
-        return Answer(text, [contexts[number - 1] for number in numbers] if numbers else contexts)
+        return Answer(reply, contexts)  # markers kept: the engine checks each citation
 
     def _complete(self, question: str, body: dict[str, Any]) -> str:
         asked = f"{self.client.url} (model {self.model!r}), answering {question!r}"

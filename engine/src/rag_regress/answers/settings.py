@@ -30,6 +30,15 @@ ANSWER_CHECKS = {
     "abstention": "abstained exactly when the question is unanswerable (all questions)",
     "key_facts": "answer holds every must_include string (answerable questions)",
     "faithfulness": "share of answer sentences the contexts support (answered questions)",
+    "correctness": "share of the reference's sentences the answer states (questions with a reference)",
+    "answer_precision": "share of the answer's sentences its reference states (answered, with a reference)",
+    "answer_f1": "token F1 with the reference, SQuAD-normalised (questions with a reference)",
+    "exact_match": "answer equals the reference, SQuAD-normalised (questions with a reference)",
+    "nugget_recall": "share of the question's nuggets the answer holds (questions with nuggets)",
+    "vital_recall": "share of the question's vital nuggets the answer holds",
+    "citation_precision": "share of cited passages that support their sentence (answers that cite)",
+    "citation_recall": "share of supported sentences citing a passage that supports them",
+    "relevance": "share of the question's key terms the answer says (answered questions)",
 }
 DEFAULT_THRESHOLDS = {"lexical": 0.5, "nli": 0.5}  # lexical: max kappa on the tuning labels
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
@@ -149,6 +158,12 @@ class JudgeTable:
     rate_limit: StrictFloat = Field(
         default=0.0, ge=0, le=100_000, description="llm: requests a second at most (0: no limit)"
     )
+    match: StrictStr = Field(
+        default="normalised",
+        description="how key facts (must_include) and nuggets are found in an answer: `literal` (case "
+        "and whitespace aside), `normalised` (also by word stems in order and numbers with units as "
+        'values: "two days" holds "48 hours"), `judge` (also a paraphrase the judge accepts)',
+    )
     names: list[StrictStr] = Field(
         default_factory=list,
         examples=[["Acme"]],
@@ -167,6 +182,15 @@ class JudgeTable:
         if backend not in known:
             raise ValueError(f"unknown judge {backend!r}; one of: {', '.join(sorted(known))}")
         return backend
+
+    @field_validator("match")
+    @classmethod
+    def _known_match(cls, match: str) -> str:
+        from .facts import MATCHES
+
+        if match not in MATCHES:
+            raise ValueError(f"unknown match {match!r}; one of: {', '.join(MATCHES)}")
+        return match
 
     @field_validator("names")
     @classmethod

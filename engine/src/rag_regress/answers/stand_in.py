@@ -1,5 +1,8 @@
 """The stand-in generator: answer with the best retrieved passage, verbatim, or abstain.
 
+Each sentence of the answer cites the passage it comes from with a marker ("... enable it
+[1]."), as an LLM asked for citations does (answers/citations.py reads them).
+
 No language model: it makes the evaluation deterministic and shows what the checks catch.
 It abstains when the retriever finds nothing or the top score is below `min_score`, so
 raising `min_score` in [generation] trades wrong answers for refusals (set it too high and
@@ -26,6 +29,8 @@ from typing import Any
 from ..api import ABSTENTION, Answer, Context, Document, Retriever
 from ..inputs.reports import Report
 from ..retrieval.retrievers import parse_options
+from .citations import strip_markers
+from .judges.claims import split_sentences
 
 SETTING = "min_score"  # the [generation] key of the abstention threshold
 WHERE = f"[generation] {SETTING}"
@@ -57,10 +62,21 @@ class ExtractiveGenerator:
             return Answer(ABSTENTION, [], abstained=True)
         # A chunk hit hands on its chunk (api.Hit offsets), a whole-document hit all the text.
         contexts = [Context(hit.doc_id, self.texts[hit.doc_id][_span(hit)]) for hit in hits]
-        best = next((context.text for context in contexts if context.text.strip()), None)
+        best = next((i for i, context in enumerate(contexts) if context.text.strip()), None)
         if best is None:  # only documents with neither text nor title: nothing to answer with
             return Answer(ABSTENTION, [], abstained=True)
-        return Answer(best, contexts)  # an LLM would write an answer from these
+        return Answer(cite(contexts[best].text, best + 1), contexts)  # an LLM would write one
+
+
+def cite(text: str, number: int) -> str:
+    """`text`, each sentence ending with the marker [number] (before its full stop). Markers
+    the passage holds itself (a paper's "[12]") are left out: they would cite contexts the
+    answer does not have."""
+    sentences = split_sentences(strip_markers(text))
+    if not sentences:  # a fragment: no sentence to cite from
+        return text
+    marked = (f"{s[:-1]} [{number}]{s[-1]}" if s[-1] in ".!?" else f"{s} [{number}]" for s in sentences)
+    return " ".join(marked)
 
 
 def build(retriever: Retriever, documents: list[Document], options: dict[str, Any]) -> ExtractiveGenerator:

@@ -2,10 +2,11 @@
 is described.
 
 Called by gate.compare. A question fails an answer check ([gate.checks]: abstention,
-key_facts, faithfulness) when its value is below the threshold; a check it passed in the
-baseline and fails now is a flip (flips.py), which fails the gate beyond the check's
-[gate.allowed_flips]. Checks that do not apply to a question (key facts of an unanswerable
-one, faithfulness of an abstention) are null and never fail.
+key_facts, faithfulness, correctness ...: answers/settings.ANSWER_CHECKS) when its value is
+below the threshold; a check it passed in the baseline and fails now is a flip (flips.py),
+which fails the gate beyond the check's [gate.allowed_flips]. Checks that do not apply to a
+question (key facts of an unanswerable one, faithfulness of an abstention) are null and
+never fail.
 """
 
 from __future__ import annotations
@@ -61,5 +62,6 @@ def answer_details(
     if answer.missing_facts and "key_facts" in checks:
         details.append("missing key facts: " + "; ".join(repr(f) for f in answer.missing_facts))
     details += [f"unsupported: {u.claim!r} ({u.why})" for u in answer.unsupported]
+    details += answer.wrong()
     details.append(f"contexts now: {' '.join(answer.contexts) or '(none)'}")
     return tuple(details)

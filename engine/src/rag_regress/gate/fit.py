@@ -108,7 +108,22 @@ def _vacuous(questions: list[Question]) -> dict[str, str]:
         )
     if not any(question.must_include for question in questions):
         vacuous["key_facts"] = "no question of the golden set has `must_include` key facts to check"
+    if not any(question.reference for question in questions):
+        for name in ("correctness", "answer_precision", "answer_f1", "exact_match"):
+            vacuous[name] = "no question of the golden set has a `reference` answer to compare with"
+    if not any(question.nuggets for question in questions):
+        for name in ("nugget_recall", "vital_recall"):
+            vacuous[name] = "no question of the golden set has `nuggets` to find"
     return vacuous
+
+
+def _why(name: str, vacuous: dict[str, str], check: bool = False) -> str:
+    """Why a vacuous answer check in [gate] misleads: what it still measures, if anything."""
+    if name in ("abstention", "key_facts"):
+        still = "a question fails it only by being refused" if check else REFUSALS_ONLY
+    else:  # null for every question: the aggregate is 0, and no question passes or fails it
+        still = "no question can fail or pass it" if check else "it is 0, and fails any floor"
+    return f"{vacuous[name]}: {still}"
 
 
 def unsaid_names(names: Iterable[str], documents: Iterable[Document]) -> list[str]:
@@ -136,7 +151,7 @@ def data_findings(config: Config, questions: list[Question], documents: Iterable
                     ("gate", "metrics", name),
                     None,
                     REMOVE,
-                    f"{vacuous[name]}: {REFUSALS_ONLY}",
+                    _why(name, vacuous),
                     "remove it from the list (add it back once the golden set can evaluate it)",
                     item=True,
                 )
@@ -144,11 +159,11 @@ def data_findings(config: Config, questions: list[Question], documents: Iterable
     for metric, floor in gate.floors.items():
         if (name := str(metric)) in vacuous:
             fix = "remove it (set it again once the golden set can evaluate it)"
-            problem = f"{vacuous[name]}: {REFUSALS_ONLY}"
+            problem = _why(name, vacuous)
             found.append(Finding(("gate", "floors", name), floor, REMOVE, problem, fix))
     for metric, threshold in gate.all_checks.items():
         if (name := str(metric)) in vacuous:
-            problem = f"{vacuous[name]}: a question fails it only by being refused"
+            problem = _why(name, vacuous, check=True)
             fix = "remove it (set it again once the golden set can evaluate it)"
             found.append(Finding(("gate", "checks", name), threshold, REMOVE, problem, fix))
     tags = {tag for question in questions if question.answerable for tag in question.tags}

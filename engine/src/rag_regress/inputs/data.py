@@ -15,7 +15,15 @@ finite number: summed over the deepest ranking (depth 10,000) it stays below 2**
 largest integer a float64 holds exactly (a grade of 1,024 made the gain infinite and the
 metric NaN). An unanswerable question has `"answerable": false`, no relevant documents and
 no `must_include`: the right answer to it is to abstain. `must_include` lists the key facts
-an answer must contain (compared ignoring case and runs of whitespace).
+an answer must contain (compared ignoring case and runs of whitespace; by default also with
+numbers and units read as values: [judge] match, docs/metrics.md).
+
+An answerable question may carry what a right answer says, for the correctness checks:
+  "reference": "Turn it on under Profile > Security with an authenticator app.",
+  "nuggets": [{"text": "Profile > Security", "vital": true}, {"text": "authenticator app"}]
+`reference` is a short answer (a non-empty string); `nuggets` are the facts a complete answer
+states, each vital (the default) or not ("okay" in TREC's terms). An unanswerable question has
+neither: the right answer to it is to abstain.
 
 A question may also name the passages that answer it, inside its relevant documents:
   "passages": [{"doc": "sso-saml", "quote": "Settings > Security > SSO", "grade": 3},
@@ -55,6 +63,14 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class Nugget:
+    """A fact a complete answer states; a vital one is one no right answer leaves out."""
+
+    text: str
+    vital: bool = True
+
+
+@dataclass(frozen=True)
 class Question:
     id: str
     question: str
@@ -65,6 +81,8 @@ class Question:
     must_pass: bool = False
     line: int = 0  # where it was defined, for error messages
     passages: list[Passage] = field(default_factory=list)  # none: no passage metrics for it
+    reference: str | None = None  # a short right answer (answer correctness)
+    nuggets: list[Nugget] = field(default_factory=list)  # facts a complete answer states
 
 
 # A \u escape of a surrogate (U+D800 to U+DFFF), paired or not: the one way a decoded line can
@@ -149,6 +167,30 @@ def _strings(path: Path, number: int, item: dict[str, Any], key: str) -> list[st
             number,
         )
     return value
+
+
+def _nuggets(path: Path, number: int, item: dict[str, Any]) -> list[Nugget]:
+    """`nuggets`: a list of {"text": "...", "vital": true|false} (vital by default)."""
+    value = item.get("nuggets", [])
+    example = 'write e.g. "nuggets": [{"text": "30 days"}, {"text": "by card", "vital": false}]'
+    if not isinstance(value, list):
+        raise EvalInputError(path, f"'nuggets' must be a list, got {value!r:.60}", example, number)
+    found: list[Nugget] = []
+    for entry in value:
+        if not isinstance(entry, dict) or set(entry) - {"text", "vital"} or "text" not in entry:
+            raise EvalInputError(
+                path, f'each nugget must be {{"text": ..., "vital": ...}}, got {entry!r:.60}', example, number
+            )
+        text, vital = entry["text"], entry.get("vital", True)
+        if not isinstance(text, str) or not text.strip() or not isinstance(vital, bool):
+            raise EvalInputError(
+                path,
+                f"a nugget's text must be a non-empty string and vital true or false, got {entry!r:.60}",
+                example,
+                number,
+            )
+        found.append(Nugget(text, vital))
+    return found
 
 
 def _unique(path: Path, number: int, ident: Any, seen: dict[str, int]) -> str:
@@ -306,7 +348,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
     questions: list[Question] = []
     seen: dict[str, int] = {}
     required = {"id", "question", "relevant"}
-    optional = {"must_include", "answerable", "tags", "must_pass", "passages"}
+    optional = {"must_include", "answerable", "tags", "must_pass", "passages", "reference", "nuggets"}
     for number, item in _json_lines(path, what):
         _check_keys(path, number, item, required, optional)
         qid = _unique(path, number, item["id"], seen)
@@ -358,6 +400,15 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 'empty "must_include", or set "answerable": true',
                 number,
             )
+        reference = _text(path, number, item, "reference") if "reference" in item else None
+        nuggets = _nuggets(path, number, item)
+        if (reference is not None or nuggets) and not answerable:
+            raise EvalInputError(
+                path,
+                "an unanswerable question cannot have a reference or nuggets (its right answer: abstain)",
+                'remove "reference" and "nuggets", or set "answerable": true',
+                number,
+            )
         must_pass = _flag(path, number, item, "must_pass", default=False)
         if must_pass and not answerable:
             raise EvalInputError(
@@ -377,6 +428,8 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 must_pass=must_pass,
                 line=number,
                 passages=_passages(path, number, item, relevant, corpus),
+                reference=reference,
+                nuggets=nuggets,
             )
         )
     if not questions:

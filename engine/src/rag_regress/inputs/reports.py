@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,9 +77,32 @@ class Unsupported:
     why: str
 
 
+# The answer checks a record may lack (written before rag-regress 2.2): null when absent.
+_CORRECTNESS = (
+    "correctness",
+    "answer_precision",
+    "answer_f1",
+    "exact_match",
+    "nugget_recall",
+    "vital_recall",
+    "citation_precision",
+    "citation_recall",
+    "relevance",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A fact, sentence or citation of an answer, and what the checks found of it."""
+
+    text: str
+    why: str
+
+
 @dataclass(frozen=True)
 class AnswerResult:
-    """One question's answer and its three checks (null where a check does not apply)."""
+    """One question's answer and its checks (null where a check does not apply:
+    answers/checks.py says which apply to which questions)."""
 
     text: str
     abstained: bool
@@ -90,11 +113,34 @@ class AnswerResult:
     faithfulness: float | None  # answered questions only: share of supported sentences
     claims: int  # sentences judged
     unsupported: list[Unsupported]
+    correctness: float | None = None  # share of the reference's sentences the answer states
+    answer_precision: float | None = None  # share of the answer's sentences the reference states
+    answer_f1: float | None = None  # token F1 with the reference (SQuAD normalisation)
+    exact_match: float | None = None
+    nugget_recall: float | None = None
+    vital_recall: float | None = None
+    citation_precision: float | None = None
+    citation_recall: float | None = None
+    relevance: float | None = None  # share of the question's key terms the answer says
+    matched: list[Finding] = field(default_factory=list)  # facts found other than literally, where
+    missing_nuggets: list[str] = field(default_factory=list)
+    not_stated: list[Finding] = field(default_factory=list)  # reference sentences the answer lacks
+    miscited: list[Finding] = field(default_factory=list)  # citations of passages that do not support
+    uncited: list[str] = field(default_factory=list)  # supported sentences citing no supporting passage
 
     def check(self, name: str) -> float | None:
-        """The value of answer check `name` (abstention, key_facts, faithfulness)."""
+        """The value of answer check `name` (answers/settings.ANSWER_CHECKS)."""
         value: float | None = getattr(self, name)
         return value
+
+    def wrong(self) -> list[str]:
+        """What the reference, nugget and citation checks found wrong, one line each."""
+        lines = [f"reference not stated: {f.text!r} ({f.why})" for f in self.not_stated]
+        if self.missing_nuggets:
+            lines.append("missing nuggets: " + "; ".join(repr(n) for n in self.missing_nuggets))
+        lines += [f"miscited: {f.text!r} {f.why}" for f in self.miscited]
+        lines += [f"cites no passage that supports it: {text!r}" for text in self.uncited]
+        return lines
 
 
 @dataclass(frozen=True)
@@ -258,6 +304,12 @@ def _row_dict(row: QuestionResult) -> dict[str, Any]:
             "faithfulness": answer.faithfulness,
             "claims": answer.claims,
             "unsupported": [{"claim": u.claim, "why": u.why} for u in answer.unsupported],
+            **{name: getattr(answer, name) for name in _CORRECTNESS},
+            "matched": [{"text": f.text, "why": f.why} for f in answer.matched],
+            "missing_nuggets": list(answer.missing_nuggets),
+            "not_stated": [{"text": f.text, "why": f.why} for f in answer.not_stated],
+            "miscited": [{"text": f.text, "why": f.why} for f in answer.miscited],
+            "uncited": list(answer.uncited),
         }
     return data
 
@@ -371,11 +423,21 @@ class _Parser:
             self.string(self.get(data, "why", where), f"{where}.why"),
         )
 
+    def finding(self, value: object, where: str) -> Finding:
+        data = self.as_object(value, where)
+        return Finding(
+            self.string(self.get(data, "text", where), f"{where}.text"),
+            self.string(self.get(data, "why", where), f"{where}.why"),
+        )
+
     def answer(self, value: object, where: str) -> AnswerResult:
         data = self.as_object(value, where)
 
         def at(key: str) -> Any:
             return self.get(data, key, where)
+
+        def listed(key: str, read: Any) -> Any:  # a record written before the key existed: none
+            return self.listed(data.get(key, []), read, f"{where}.{key}")
 
         return AnswerResult(
             text=self.string(at("text"), f"{where}.text"),
@@ -387,6 +449,12 @@ class _Parser:
             faithfulness=self.optional(at("faithfulness"), self.share, f"{where}.faithfulness"),
             claims=self.integer(at("claims"), f"{where}.claims"),
             unsupported=self.listed(at("unsupported"), self.unsupported, f"{where}.unsupported"),
+            **{name: self.optional(data.get(name), self.share, f"{where}.{name}") for name in _CORRECTNESS},
+            matched=listed("matched", self.finding),
+            missing_nuggets=listed("missing_nuggets", self.string),
+            not_stated=listed("not_stated", self.finding),
+            miscited=listed("miscited", self.finding),
+            uncited=listed("uncited", self.string),
         )
 
     def row(self, value: object, where: str) -> QuestionResult:

@@ -128,11 +128,11 @@ def _summary(report: Report) -> list[str]:
         f"Aggregate over {counts.evaluated} of {counts.questions} questions "
         f"({counts.left_out} unanswerable left out: they have no relevant documents):",
     ]
-    lines += [f"  {name:<12} {_number(report.aggregate.get(name))}" for name in names]
+    applied = [name for name in ANSWER_CHECKS if name in report.aggregate and _applies(report, name)]
+    width = max([12, *map(len, applied)])
+    lines += [f"  {name:<{width}} {_number(report.aggregate.get(name))}" for name in names]
     lines += [
-        f"  {name:<12} {_number(report.aggregate.get(name))}   {meaning}"
-        for name, meaning in ANSWER_CHECKS.items()
-        if name in report.aggregate
+        f"  {name:<{width}} {_number(report.aggregate.get(name))}   {ANSWER_CHECKS[name]}" for name in applied
     ]
     passages = report.passages  # only when the golden set names passages (retrieval/passages.py)
     if passages is not None:
@@ -161,6 +161,12 @@ def _summary(report: Report) -> list[str]:
     return lines
 
 
+def _applies(report: Report, name: str) -> bool:
+    """Whether answer check `name` has a value for some question (no reference anywhere: the
+    reference checks do not apply, and are not shown)."""
+    return any(row.answer is not None and row.answer.check(name) is not None for row in report.questions)
+
+
 def _answer_problems(answer: AnswerResult, why_abstained: str = "") -> list[str]:
     problems = []
     if answer.abstention < 1 and answer.abstained:
@@ -172,7 +178,7 @@ def _answer_problems(answer: AnswerResult, why_abstained: str = "") -> list[str]
     if answer.key_facts == 0 and not answer.abstained:
         problems.append("missing key facts: " + "; ".join(repr(f) for f in answer.missing_facts))
     problems += [f"unsupported: {_one_line(u.claim)!r} ({u.why})" for u in answer.unsupported]
-    return problems
+    return problems + [_one_line(line) for line in answer.wrong()]
 
 
 def _failed_retrieval(row: QuestionResult) -> bool:
@@ -218,9 +224,18 @@ def format_table(report: Report, max_listed: int = 10, *, show_all: bool = False
         for row in report.questions
         if row.answer is not None and (problems := _answer_problems(row.answer, hint))
     ]
-    lines += ["", f"Answers that did not pass a check (abstention, key facts, faithfulness): {len(troubled)}"]
+    lines += ["", f"Answers that did not pass a check: {len(troubled)}"]
     for qid, problems in troubled:
         lines.append(f"  {qid}: " + f"\n  {'':{len(qid)}}  ".join(cut(problems, max_listed)))
+    matched = [
+        f"  {row.id}: {_one_line(f'{found.text!r} {found.why}')}"
+        for row in report.questions
+        if row.answer is not None
+        for found in row.answer.matched
+    ]
+    if matched:
+        lines += ["", f"Key facts and nuggets found in other words ([judge] match): {len(matched)}"]
+        lines += cut(matched, max_listed)
     return inert("\n".join(lines))
 
 
@@ -270,18 +285,20 @@ def _problem_lines(problem: MetricProblem, limit: int) -> list[str]:
     return lines
 
 
-def _columns(cells: tuple[str, ...], widths: tuple[int, ...] = (12, 9, 7, 7, 17, 7, 7, 6)) -> str:
+def _columns(cells: tuple[str, ...], name_width: int = 12) -> str:
     """The metric table's cells padded to their columns: the name left, numbers right."""
     first, *rest = cells
-    return " ".join([f"{first:<{widths[0]}}", *(f"{c:>{w}}" for c, w in zip(rest, widths[1:], strict=True))])
+    widths = (9, 7, 7, 17, 7, 7, 6)
+    return " ".join([f"{first:<{name_width}}", *(f"{c:>{w}}" for c, w in zip(rest, widths, strict=True))])
 
 
 def console_verdict(view: GateView) -> str:
     """What `gate` prints: one table of metrics and answer checks (delta, CI, p, floor), the
     slices, warnings and notes, the questions that changed (each once), and the verdict."""
-    lines = ["  " + _columns(MetricRow.HEADER)]
+    width = max([12, *(len(row.cells[0]) for row in view.metrics)])  # "citation_precision"
+    lines = ["  " + _columns(MetricRow.HEADER, width)]
     for row in view.metrics:
-        lines.append("  " + _columns(row.cells) + f"  {'FAIL' if row.failed else 'ok'}")
+        lines.append("  " + _columns(row.cells, width) + f"  {'FAIL' if row.failed else 'ok'}")
     lines.append(f"  ({view.rule})")
     lines.append(f"  (tolerance: {view.in_questions})")
     lines.append(f"  ({view.correction})")

@@ -143,6 +143,7 @@ class Client:
         except urllib.error.HTTPError as error:
             moved = error.headers.get("Location") if 300 <= error.code < 400 and error.headers else None
             said = f"redirects to {moved}" if moved else _server_says(error)
+            error.close()  # a redirect's reply too: its socket is freed now, not by the collector
             problem = f"HTTP {error.code} {error.reason}" + (f": {said}" if said else "")
             if error.code == 429 or error.code >= 500:
                 raise Transient(problem) from None
