@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -220,3 +221,15 @@ def assert_ships_its_true_baseline(project: Path) -> None:
         assert drift <= 5e-6, f"{now['id']}: scores moved by {drift}"
         now["retrieved"] = then["retrieved"]
     assert fresh == shipped, "stale shipped baseline: run `nox -s baselines` at the template root"
+
+
+def chat_completion(content: str) -> dict[str, Any]:
+    """An OpenAI chat-completions reply carrying `content`, as the test servers send it."""
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

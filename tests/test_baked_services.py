@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BAKE_ENV, bake, output, package_of, run, venv_bin
+from conftest import BAKE_ENV, bake, chat_completion, output, package_of, run, venv_bin
 
 TOKEN = "search-token-for-tests"
 KEY = "llm-key-for-tests"
@@ -82,21 +82,7 @@ def handler(services: Services) -> type[BaseHTTPRequestHandler]:
             if self.path == "/v1/chat/completions":
                 prompt = body["messages"][-1]["content"]
                 content = services.complete(prompt)
-                return self.reply(
-                    200,
-                    {
-                        "id": "c",
-                        "object": "chat.completion",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    },
-                )
+                return self.reply(200, chat_completion(content))
             return self.reply(404, {"error": "no such path"})
 
     return Handler

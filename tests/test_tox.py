@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import bake, output, run
 
 # The sessions that run the engine's command with its subcommand of the same name.
-COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate", "sweep"]
+COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate", "sweep", "pool", "grade", "add-judgments"]
 
 
 def nox_sessions(noxfile: Path) -> set[str]:
@@ -41,9 +41,10 @@ def test_every_nox_session_is_a_tox_environment_running_the_same_command(default
     config = tox_config(default_project)
     environments = {section.removeprefix("testenv:") for section in config.sections() if ":" in section}
     assert nox_sessions(default_project / "noxfile.py") == environments
-    assert environments == {*COMMAND_SESSIONS, "tests"}
+    assert environments == {*COMMAND_SESSIONS, "generate", "tests"}
     for name in COMMAND_SESSIONS:
         assert config[f"testenv:{name}"]["commands"].strip() == f"rag-regress {name} {{posargs}}"
+    assert config["testenv:generate"]["commands"].strip() == "rag-regress golden generate {posargs}"
     # The same dependency group as the noxfile's `install(session, "test")`.
     assert config["testenv:tests"]["dependency_groups"].strip() == "test"
     assert config["testenv:tests"]["commands"].strip() == "pytest {posargs}"

@@ -1,6 +1,9 @@
 """Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate),
 `nox -s calibrate` (the faithfulness judge against human labels) and `nox -s sweep` (the
-[sweep] grid of eval.toml against the current settings).
+[sweep] grid of eval.toml against the current settings). Growing the golden set (README):
+`nox -s generate` (candidates from [golden]'s model), `nox -s pool` (documents nobody graded),
+`nox -s grade -- --pool build/pool.jsonl` (a page to grade them in), `nox -s add-judgments --
+FILE` (merge what the page downloaded).
 
 Each installs this project, whose one dependency is the rag-regress engine pinned in
 pyproject.toml, and runs the `rag-regress` command on eval.toml. Extra arguments go through:
@@ -100,6 +103,34 @@ def sweep(session: nox.Session) -> None:
     """Try the [sweep] grid against the current settings; names a winner only when it is one."""
     install(session)
     run_command(session, "sweep")
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Candidate questions from the corpus through [golden]'s model, to evals/candidates.jsonl."""
+    install(session)
+    run_command(session, "golden", "generate")
+
+
+@nox.session
+def pool(session: nox.Session) -> None:
+    """The unjudged documents of the baseline's and this run's top k, to build/pool.jsonl."""
+    install(session)
+    run_command(session, "pool")
+
+
+@nox.session
+def grade(session: nox.Session) -> None:
+    """A self-contained page to grade candidates or pooled documents in (build/grade.html)."""
+    install(session)
+    run_command(session, "grade")
+
+
+@nox.session(name="add-judgments")
+def add_judgments(session: nox.Session) -> None:
+    """Merge the judgments file the grading page downloaded into the golden set."""
+    install(session)
+    run_command(session, "add-judgments")
 
 
 @nox.session

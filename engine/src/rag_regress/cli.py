@@ -4,7 +4,9 @@ The nox sessions are thin wrappers over it.
 Also `sweep` (the [sweep] grid of settings against the current ones: sweep/), `compare`
 (accept or reject a candidate run against a baseline run on given qrels, any system's TREC or
 JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and `import` (a BEIR
-folder or TREC files as the corpus and golden set).
+folder or TREC files as the corpus and golden set), and the golden set's lifecycle (golden/):
+`golden generate` (candidates from [golden]'s model), `grade` (a page to grade them),
+`add-judgments` (merge the grades) and `pool` (the unjudged documents of two runs' top k).
 
 This is the one module that imports the team's code: the two factories eval.toml's [system]
 table names (`team_system`), handed to the orchestrator (run.py) as a `System`. Tests pass a
@@ -33,12 +35,16 @@ from .answers.calibration import calibrate, compare, format_calibration, format_
 from .api import System
 from .errors import EvalInputError, ExitCode
 from .execution.supervise import deliver, run_supervised, supervised
+from .golden.merge import RESOLVE, run_add_judgments
+from .golden.pool import report_pool, unjudged_pool
+from .inputs.data import load_corpus, load_golden
 from .inputs.files import check_output
+from .inputs.reports import read_report
 from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .render.console import inert_console
-from .render.progress import interactive
+from .render.progress import Progress, interactive
 from .settings.config import DEFAULT_PATH, Config, load_config
 from .settings.identity import code_digest
 from .settings.migrate import run_migrate
@@ -47,7 +53,7 @@ from .sweep.command import run_sweep
 ENGINE = "rag-regress"  # the distribution and its console script
 PROG = ENGINE
 # The commands that import and run the team's code: always in a supervised child process.
-RUNS_TEAM_CODE = frozenset({"eval", "baseline", "gate", "sweep", "export-run"})
+RUNS_TEAM_CODE = frozenset({"eval", "baseline", "gate", "sweep", "export-run", "pool"})
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
 
@@ -173,7 +179,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="try the [sweep] grid against the current settings; name a winner only when significant",
     )
     add_interop_commands(commands)
+    add_golden_commands(commands)
     return parser
+
+
+def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`golden generate`, `grade`, `add-judgments`, `pool`: the golden set's lifecycle (golden/)."""
+    golden = commands.add_parser("golden", help="grow the golden set: `golden generate` writes candidates")
+    steps = golden.add_subparsers(dest="step", required=True)
+    generate = steps.add_parser(
+        "generate",
+        help="candidate questions from the corpus through [golden]'s OpenAI-compatible endpoint, "
+        "to [golden] candidates (never golden.jsonl); resumes where an interrupted run stopped",
+    )
+    generate.add_argument("--count", type=_positive, help="candidates to plan (default: [golden] count)")
+    generate.add_argument("--seed", type=int, help="sampling and request seed (default: [golden] seed)")
+    generate.add_argument("--output", type=Path, help="candidates file (default: [golden] candidates)")
+    generate.add_argument("--quiet", action="store_true", help="no progress bars")
+    grade = commands.add_parser(
+        "grade", help="write a self-contained HTML page to grade candidates and pooled documents"
+    )
+    grade.add_argument("--candidates", type=Path, help="a candidates file (`golden generate`)")
+    grade.add_argument("--pool", type=Path, help="a pool file (`pool`): unjudged documents to grade")
+    grade.add_argument(
+        "--all", action="store_true", help="also every golden question with its judged documents"
+    )
+    grade.add_argument(
+        "--output", type=Path, default=Path("build/grade.html"), help="default: build/grade.html"
+    )
+    grade.add_argument("--title", help="the page's title (also where it keeps work in progress)")
+    merge = commands.add_parser(
+        "add-judgments", help="merge judgments files from the grading page into the golden set"
+    )
+    merge.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    merge.add_argument(
+        "--on-conflict",
+        choices=RESOLVE,
+        help="settle grades that differ: keep the golden set's (or first file's), replace with the "
+        "last file's, max or min (default: refuse, listing them)",
+    )
+    merge.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    pool = commands.add_parser(
+        "pool", help="evaluate, then write the unjudged documents of the baseline's and this run's top k"
+    )
+    pool.add_argument("--baseline", type=Path, help="baseline report (default: [data] baseline)")
+    pool.add_argument(
+        "--output", type=Path, default=Path("build/pool.jsonl"), help="default: build/pool.jsonl"
+    )
 
 
 def _positive(text: str) -> int:
@@ -261,6 +313,8 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
             else (lambda: read_trec(args.qrels, args.topics, args.corpus))
         )
         return run_import(read, config, args.sample, args.seed, args.force)
+    if args.command in ("golden", "grade", "add-judgments"):
+        return golden_command(args, config)
     if args.command in ("export-qrels", "export-run"):
         run.check_outputs(config, args.command, args.output)
     if args.command == "export-qrels":
@@ -285,9 +339,53 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
         return run.run_eval(config, system, args.report, args.quiet, show_progress, args.all)
     if args.command == "sweep":
         return run_sweep(config, system)
+    if args.command == "pool":
+        return run_pool(config, system, args.baseline, args.output, show_progress)
     if args.command == "baseline":
         return run.run_baseline(config, system, args.quiet, show_progress, args.fit_floors)
     return run.run_gate(config, system, args.baseline, args.accept_changed_data, show_progress)
+
+
+def golden_command(args: argparse.Namespace, config: Config) -> int:
+    """The golden-set commands that never run the team's system."""
+    if args.command == "golden":
+        from .golden.generate import run_generate  # imported here: only `golden generate` needs it
+
+        return run_generate(
+            config, count=args.count, seed=args.seed, output=args.output, show_progress=not args.quiet
+        )
+    if args.command == "add-judgments":
+        return run_add_judgments(config, args.files, args.on_conflict, args.dry_run)
+    if args.candidates is None and args.pool is None and not args.all:
+        raise EvalInputError(
+            config.path, "grade needs something to grade", "give --candidates FILE, --pool FILE or --all"
+        )
+    from .golden.page import page_items, write_page  # imported here: only `grade` needs it
+
+    run.check_outputs(config, "grade", args.output)
+    corpus = load_corpus(config.corpus)
+    items = page_items(
+        corpus,
+        load_golden(config.golden, corpus),
+        candidates=args.candidates,
+        pool=args.pool,
+        include_golden=args.all,
+    )
+    title = args.title or f"Grading: {config.path.parent.resolve().name}"
+    write_page(args.output, items, corpus, title)
+    print(f"wrote {args.output}: {len(items)} item(s) to grade; open it in a browser (no server needed)")
+    print("download your grades from the page, then: rag-regress add-judgments <downloaded file>")
+    return ExitCode.OK
+
+
+def run_pool(config: Config, system: System, baseline: Path | None, output: Path, progress: bool) -> int:
+    """`pool`: evaluate this system, then write what neither it nor the baseline has judged."""
+    baseline_path = baseline or config.baseline
+    run.check_outputs(config, "pool", output, extra_inputs=((baseline_path, "the baseline"),))
+    before = read_report(baseline_path)
+    report = run.evaluate(config, system, progress=Progress(progress and interactive()))
+    lines, gone = unjudged_pool(report, before, load_corpus(config.corpus))
+    return report_pool(output, lines, gone, report.k)
 
 
 @inert_console()  # data in any message cannot act as a CI command (render/console.py)

@@ -59,6 +59,7 @@ from .retrieval.batch import compute, judge_rankings
 from .retrieval.caller import Caller
 from .retrieval.calls import call, failure, time_limit
 from .retrieval.executor import executor_for
+from .retrieval.metrics import judged_at_k
 from .retrieval.outputs import OutputCache
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
@@ -92,7 +93,21 @@ def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, 
         missing=missing,
         metrics=values if answerable else None,
         checks={str(m): values[str(m)] >= t for m, t in config.gate.checks.items()} if answerable else None,
+        not_relevant=question.not_relevant,
+        judged=judged_at_k([hit.doc_id for hit in hits], question.qrels, config.k),
     )
+
+
+def judged_section(rows: list[QuestionResult], k: int) -> dict[str, Any]:
+    """The report's judged@k: the mean share of each top k the golden set judged, over every
+    question, and the questions and documents in a top k that nobody judged."""
+    unjudged = [len(row.unjudged(k)) for row in rows]
+    return {
+        "k": k,
+        "mean": fmean(row.judged for row in rows if row.judged is not None) if rows else 1.0,
+        "questions": sum(1 for count in unjudged if count),
+        "unjudged": sum(unjudged),
+    }
 
 
 def _means(rows: list[QuestionResult], config: Config) -> dict[str, float] | None:
@@ -312,7 +327,7 @@ def evaluate_split(
     values = compute(
         judge_rankings(
             [[hit.doc_id for hit in hits] for hits in in_order],
-            [q.relevant for q in questions],
+            [q.qrels for q in questions],
             config.retrieval.relevance_level,
         ),
         config.metrics,
@@ -373,6 +388,7 @@ def evaluate_split(
         receipt=build_receipt(config, settings),
         questions=rows,
         passages=report_section(questions, chunks, corpus, config.k),  # None: no passage labels
+        judged=judged_section(rows, config.k),
     )
     require_finite(report, golden)
     return report
@@ -458,7 +474,7 @@ def _repeat_runs(
         values = compute(
             judge_rankings(
                 [[hit.doc_id for hit in h] for h in evaluated_order(hits, config.retrieval.ties)],
-                [q.relevant for q in questions],
+                [q.qrels for q in questions],
                 config.retrieval.relevance_level,
             ),
             config.metrics,
@@ -752,7 +768,7 @@ def check_outputs(
         written = config.as_written(table, key)
         check_output(written, f"{what} ([{table}] {key})", inputs, project=project, protected=evals)
 
-    if command in ("eval", "baseline", "gate", "export-run"):
+    if command in ("eval", "baseline", "gate", "export-run", "pool"):
         configured("judge", "cache", "verdict cache")
         if config.run.output_cache != "off":
             configured("run", "output_cache_file", "output cache")

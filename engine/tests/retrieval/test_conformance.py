@@ -1,20 +1,25 @@
 """Our hand-written metrics equal the reference implementations, to 1e-9, query by query.
 
 - trec_eval (through pytrec-eval-terrier) for every metric it has: P_k, recall_k,
-  success_k, recip_rank, ndcg, ndcg_cut_k, map, map_cut_k, Rprec. It also checks the
+  success_k, recip_rank, ndcg, ndcg_cut_k, map, map_cut_k, Rprec, bpref, and each of them
+  with -J (judged_docs_only_flag) for the condensed `_j` variants. It also checks the
   tie order: runs are given with tied scores, and near-ties 1e-9 apart that trec_eval's
   float32 scores cannot tell apart, and trec_eval ranks them itself; and the relevance
-  level (`relevance_level`, trec_eval's -l) at 1, 2 and 3.
+  level (`relevance_level`, trec_eval's -l) at 1, 2 and 3. judged@k, which trec_eval has
+  under no name, is its P_k at -l 0 (below, `judged_as_trec_eval`).
 - ranx for the same metrics and the two trec_eval lacks: mrr@k and nDCG with exponential
-  gain (ndcg_burges). ranx keeps tied scores in input order where trec_eval sorts them by
-  document id, so ranx gets each ranking with distinct, strictly decreasing scores: it is
-  checked on metric definitions, not on tie handling (docs/metrics.md, "Conventions").
+  gain (ndcg_burges); ranx has no -J, so it gets the condensed variants' rankings condensed
+  (unjudged documents removed) and is asked for the plain metric. ranx keeps tied scores in
+  input order where trec_eval sorts them by document id, so ranx gets each ranking with
+  distinct, strictly decreasing scores: it is checked on metric definitions, not on tie
+  handling (docs/metrics.md, "Conventions").
 
 Which function is compared with which reference measure comes from each metric's record
 (names.REGISTRY), so a metric added there is checked here too.
 
-Inputs are Hypothesis-generated collections (graded relevance 0-3, unjudged documents,
-many tied scores, runs shorter than k or empty, queries missing from the run or from the
+Inputs are Hypothesis-generated collections (graded relevance 0-3 with judged non-relevant
+grade 0, negative grades (trec_eval's "in the pool but unjudged"), unjudged documents
+retrieved, many tied scores, runs shorter than k or empty, queries missing from the run or from the
 qrels) plus hand-made edge cases. A changed metric definition fails here with the query,
 the metric, our value and the reference value.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -34,6 +40,7 @@ from hypothesis import strategies as st
 from conftest import evaluate_shipped, run_cli
 from rag_regress.api import Hit
 from rag_regress.retrieval.batch import compute, judge_run
+from rag_regress.retrieval.metrics import condensed
 from rag_regress.retrieval.names import REGISTRY, Metric
 from rag_regress.retrieval.ranking import trec_order
 from rag_regress.settings.config import load_config
@@ -50,23 +57,45 @@ TOLERANCE = 1e-9
 AllQrels = dict[str, dict[str, int]]
 ScoredRun = dict[str, dict[str, float]]
 
-# (our per-question function, its cutoff, trec_eval measure, ranx metric); None where a tool
-# lacks it. Every metric of the registry, with and without a cutoff where it allows both.
-Case = tuple[Callable[..., float], bool, str | None, str | None]
-CASES: dict[str, Case] = {}
-for _record in REGISTRY.values():
-    if _record.cutoff != "required":
-        CASES[_record.name] = (_record.per_question, False, _record.trec_eval, _record.ranx)
-    if _record.cutoff != "none":
-        CASES[f"{_record.name}@k"] = (_record.per_question, True, _record.trec_eval_at_k, _record.ranx_at_k)
-TREC_MEASURES = {trec for _, _, trec, _ in CASES.values() if trec}
+
+@dataclass(frozen=True)
+class Case:
+    """One metric, with or without its cutoff, and what to compare it with."""
+
+    function: Callable[..., float]  # our per-question function
+    cut: bool  # given the cutoff k
+    trec: str | None  # trec_eval measure (a template in k); None where trec_eval lacks it
+    ranx: str | None  # ranx metric (a template in k); None where ranx lacks it
+    condensed: bool  # a `_j` variant: trec_eval runs with -J, ranx gets the condensed rankings
+
+
+def _cases() -> dict[str, Case]:
+    """Every metric of the registry, with and without a cutoff where it allows both. A `_j`
+    variant is compared with ranx's name for its plain metric, on condensed rankings."""
+    cases = {}
+    for record in REGISTRY.values():
+        plain = REGISTRY[record.name.removesuffix("_j")] if record.judged_docs_only else record
+        function, condensed_ = record.per_question, record.judged_docs_only
+        if record.cutoff != "required":
+            cases[record.name] = Case(function, False, record.trec_eval, plain.ranx, condensed_)
+        if record.cutoff != "none":
+            cases[f"{record.name}@k"] = Case(
+                function, True, record.trec_eval_at_k, plain.ranx_at_k, condensed_
+            )
+    return cases
+
+
+CASES = _cases()
+# Checked against trec_eval by other means, below: recip_rank of the (condensed) top k, and P_k
+# at relevance level 0.
+INDIRECT = {"mrr@k", "mrr_j@k", "judged@k"}
 
 
 def test_every_metric_is_checked_against_a_reference() -> None:
-    """No metric escapes this file: each has a trec_eval or a ranx name (mrr@k is also checked
-    against trec_eval's recip_rank of the top k, below), and none of the twelve is lost."""
-    assert all(trec or ranx for _, _, trec, ranx in CASES.values())
-    assert set(CASES) >= {
+    """No metric escapes this file: each has a trec_eval or a ranx name or is in INDIRECT,
+    and none of the plain twelve, bpref, judged@k or a condensed variant is lost."""
+    assert all(case.trec or case.ranx or name in INDIRECT for name, case in CASES.items())
+    plain = {
         "precision@k",
         "recall@k",
         "hit@k",
@@ -79,7 +108,11 @@ def test_every_metric_is_checked_against_a_reference() -> None:
         "map",
         "map@k",
         "rprec",
+        "bpref",
     }
+    condensed_ = {name.replace("@k", "_j@k") if "@" in name else f"{name}_j" for name in plain}
+    assert set(CASES) == plain | condensed_ | {"judged@k"}
+    assert all(CASES[name].condensed for name in condensed_)
 
 
 def ranking_of(scores: dict[str, float]) -> list[str]:
@@ -92,41 +125,82 @@ def ours(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> dict[str, d
     for qid, judged in qrels.items():
         ranking = ranking_of(run.get(qid, {}))
         table[qid] = {}
-        for name, (function, cut, _, _) in CASES.items():
-            metric = Metric(name.removesuffix("@k"), k if cut else None)
+        for name, case in CASES.items():
+            metric = Metric(name.removesuffix("@k"), k if case.cut else None)
             table[qid][name] = metric(ranking, judged, level)
-            assert metric.record.per_question is function
+            assert metric.record.per_question is case.function
+            assert metric.judged_docs_only is case.condensed
     return table
 
 
 def trec_eval(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> dict[str, dict[str, float]]:
-    """trec_eval's values, under our names. It ranks the tied scores itself."""
-    measures = {measure.format(k=k) for measure in TREC_MEASURES}
-    table = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
-    # trec_eval's recip_rank has no cutoff; over the top k of its own ranking it is mrr@k.
-    top_k = {
-        qid: {doc_id: scores[doc_id] for doc_id in ranking_of(scores)[:k]} for qid, scores in run.items()
-    }
-    cut = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=level).evaluate(top_k)
-    result = {}
-    for qid, values in table.items():
-        result[qid] = {name: values[trec.format(k=k)] for name, (_, _, trec, _) in CASES.items() if trec}
-        result[qid]["mrr@k"] = cut[qid]["recip_rank"]
+    """trec_eval's values, under our names: the condensed variants' from a second evaluation
+    with -J. It ranks the tied scores itself."""
+    result: dict[str, dict[str, float]] = {}
+    for judged_only in (False, True):
+        cases = {name: case for name, case in CASES.items() if case.trec and case.condensed is judged_only}
+        measures = {case.trec.format(k=k) for case in cases.values() if case.trec}
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            qrels, measures, relevance_level=level, judged_docs_only_flag=judged_only
+        )
+        for qid, values in evaluator.evaluate(run).items():
+            row = result.setdefault(qid, {})
+            row |= {name: values[case.trec.format(k=k)] for name, case in cases.items() if case.trec}
+    # trec_eval's recip_rank has no cutoff; over the top k of its own ranking it is mrr@k, and
+    # over the top k of the condensed ranking (unjudged documents removed), mrr_j@k.
+    for name, cut in (("mrr@k", False), ("mrr_j@k", True)):
+        top_k = {
+            qid: {
+                doc_id: scores[doc_id]
+                for doc_id in (
+                    condensed(ranking_of(scores), qrels.get(qid, {})) if cut else ranking_of(scores)
+                )[:k]
+            }
+            for qid, scores in run.items()
+        }
+        rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=level).evaluate(top_k)
+        for qid in result:
+            result[qid][name] = rr[qid]["recip_rank"]
+    for qid, value in judged_as_trec_eval(qrels, run, k).items():
+        result[qid]["judged@k"] = value
     return result
 
 
+def judged_as_trec_eval(qrels: AllQrels, run: ScoredRun, k: int) -> dict[str, float]:
+    """judged@k as trec_eval computes it: its P_k at relevance level 0 (trec_eval -l 0 counts
+    every judged document, grade 0 up, as relevant). pytrec_eval refuses a level below 1, so
+    every judged grade is raised by 1 and P_k taken at level 1, which counts the same
+    documents; negative grades (unjudged to trec_eval) stay as they are."""
+    raised = {qid: {d: g + 1 if g >= 0 else g for d, g in judged.items()} for qid, judged in qrels.items()}
+    table = pytrec_eval.RelevanceEvaluator(raised, {f"P_{k}"}, relevance_level=1).evaluate(run)
+    return {qid: values[f"P_{k}"] for qid, values in table.items()}
+
+
 def ranx_values(qrels: AllQrels, run: ScoredRun, k: int) -> dict[str, dict[str, float]]:
-    """ranx's values, under our names, given our ranking as strictly decreasing scores."""
-    ranked = {qid: ranking_of(scores) for qid, scores in run.items()}
-    if not any(ranked.values()):
-        return {}  # ranx cannot build a run without a single document; trec_eval covers it
-    as_scores = {qid: {d: float(len(ids) - i) for i, d in enumerate(ids)} for qid, ids in ranked.items()}
-    ranx_run = ranx.Run(as_scores)
-    names = {ref.format(k=k): name for name, (_, _, _, ref) in CASES.items() if ref}
-    # make_comparable: a query missing from the run scores 0 (as ours); one missing from the
-    # qrels is dropped (nothing to judge it by)
-    ranx.evaluate(ranx.Qrels(qrels), ranx_run, list(names), make_comparable=True, save_results_in_run=True)
-    return {qid: {names[m]: float(ranx_run.scores[m][qid]) for m in names} for qid in qrels}
+    """ranx's values, under our names, given our ranking as strictly decreasing scores, and
+    the condensed ranking (its judged documents only) for the condensed variants."""
+    result: dict[str, dict[str, float]] = {qid: {} for qid in qrels}
+    for judged_only in (False, True):
+        ranked = {qid: ranking_of(scores) for qid, scores in run.items()}
+        if judged_only:
+            ranked = {qid: condensed(ids, qrels.get(qid, {})) for qid, ids in ranked.items()}
+        if not any(ranked.values()):
+            continue  # ranx cannot build a run without a single document; trec_eval covers it
+        as_scores = {qid: {d: float(len(ids) - i) for i, d in enumerate(ids)} for qid, ids in ranked.items()}
+        ranx_run = ranx.Run(as_scores)
+        names = {
+            case.ranx.format(k=k): name
+            for name, case in CASES.items()
+            if case.ranx and case.condensed is judged_only
+        }
+        # make_comparable: a query missing from the run scores 0 (as ours); one missing from the
+        # qrels is dropped (nothing to judge it by)
+        ranx.evaluate(
+            ranx.Qrels(qrels), ranx_run, list(names), make_comparable=True, save_results_in_run=True
+        )
+        for qid in qrels:
+            result[qid] |= {names[m]: float(ranx_run.scores[m][qid]) for m in names}
+    return result
 
 
 def assert_agree(
@@ -161,10 +235,13 @@ QUERIES = ["q1", "q2", "q3", "q4"]
 @st.composite
 def collections(draw: st.DrawFn) -> tuple[AllQrels, ScoredRun, int]:
     judged_queries = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True))
-    qrels = {
-        qid: draw(st.dictionaries(st.sampled_from(DOCS), st.integers(0, 3), min_size=1, max_size=8))
-        for qid in judged_queries
-    }
+    # Grades 0 to 3, and now and then -1 (trec_eval: in the pool but unjudged); at most 8 of
+    # the 12 documents are judged, so runs retrieve unjudged documents too. Each query has a
+    # grade of 0 or more: the trec_eval in pytrec_eval-terrier 0.5.11 crashes or hangs on a first query
+    # whose every grade is negative (it sizes its per-grade counts by the highest grade).
+    grades = st.integers(0, 3) | st.just(-1)
+    judgments = st.dictionaries(st.sampled_from(DOCS), grades, min_size=1, max_size=8)
+    qrels = {qid: draw(judgments.filter(lambda judged: max(judged.values()) >= 0)) for qid in judged_queries}
     run_queries = draw(st.lists(st.sampled_from(QUERIES), max_size=4, unique=True))
     scores = st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 3.25, -1.0])  # few values: many ties
     run = {qid: draw(st.dictionaries(st.sampled_from(DOCS), scores, max_size=12)) for qid in run_queries}
@@ -198,9 +275,7 @@ def test_near_ties_rank_as_trec_eval_float32(collection: tuple[AllQrels, ScoredR
     check_collection(qrels, run, k, level)
     reference = trec_eval(qrels, run, k, level)
     ids, judged = judge_run(run, qrels, level)
-    metrics = {
-        name: Metric(name.removesuffix("@k"), k if cut else None) for name, (_, cut, _, _) in CASES.items()
-    }
+    metrics = {name: Metric(name.removesuffix("@k"), k if case.cut else None) for name, case in CASES.items()}
     values = compute(judged, list(metrics.values()))
     for i, qid in enumerate(ids):
         for name, value in reference.get(qid, {}).items():
@@ -253,6 +328,90 @@ EDGE_CASES = {
 @pytest.mark.parametrize("case", EDGE_CASES.values(), ids=EDGE_CASES.keys())
 def test_edge_cases_equal_trec_eval_and_ranx(case: tuple[AllQrels, ScoredRun, int]) -> None:
     check_collection(*case)
+
+
+# Incomplete judgments: bpref, judged@k and the condensed variants. R relevant, N judged
+# non-relevant (grade 0, and below the relevance level), unjudged documents retrieved or not.
+INCOMPLETE = {
+    "N = 0: only relevant documents judged": (
+        {"q": {"a": 1, "b": 2}},
+        {"q": {"x": 4.0, "a": 3.0, "y": 2.0, "b": 1.0}},
+        2,
+    ),
+    "R = 0: only grade 0 judged": ({"q": {"a": 0, "b": 0}}, {"q": {"a": 2.0, "x": 1.5, "b": 1.0}}, 2),
+    "R > N": (
+        {"q": {"a": 1, "b": 1, "c": 3, "n": 0}},
+        {"q": {"n": 5.0, "a": 4.0, "b": 3.0, "x": 2.0, "c": 1.0}},
+        3,
+    ),
+    "N > R": (
+        {"q": {"a": 1, "n1": 0, "n2": 0, "n3": 0, "n4": 0}},
+        {"q": {"n1": 5.0, "x": 4.5, "n2": 4.0, "a": 3.0, "n3": 2.0}},
+        3,
+    ),
+    "more non-relevant above than R": (
+        {"q": {"a": 1, "b": 2, "n1": 0, "n2": 0, "n3": 0}},
+        {"q": {"n1": 5.0, "n2": 4.0, "n3": 3.0, "a": 2.0, "b": 1.0}},
+        4,
+    ),
+    "every retrieved document unjudged": ({"q": {"a": 1, "n": 0}}, {"q": {"x": 3.0, "y": 2.0, "z": 1.0}}, 2),
+    "unjudged documents between judged ones": (
+        {"q": {"a": 2, "b": 1, "n": 0}},
+        {"q": {"x": 9.0, "n": 8.0, "y": 7.0, "z": 6.0, "a": 5.0, "w": 4.0, "b": 3.0}},
+        3,
+    ),
+    "grades 1 to 3 and 0: grade 1 is judged non-relevant at level 2": (
+        {"q": {"a": 2, "b": 1, "c": 0, "d": 3, "e": 1}},
+        {"q": {"b": 5.0, "x": 4.5, "a": 4.0, "c": 3.0, "e": 2.5, "d": 2.0}},
+        3,
+    ),
+    "a negative grade is unjudged": (
+        {"q": {"a": 1, "m": -1, "n": 0}},
+        {"q": {"m": 3.0, "n": 2.0, "a": 1.0}},
+        1,
+    ),
+    "a relevant document not retrieved": ({"q": {"a": 1, "b": 1, "n": 0}}, {"q": {"n": 2.0, "a": 1.0}}, 2),
+    "tied unjudged and judged documents": (
+        {"q": {"a": 1, "b": 0, "c": 2}},
+        {"q": {"a": 1.0, "b": 1.0, "z": 1.0, "c": 1.0, "y": 1.0}},
+        2,
+    ),
+    "empty ranking": ({"q": {"a": 1, "n": 0}}, {"q": {}}, 3),
+}
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("case", INCOMPLETE.values(), ids=INCOMPLETE.keys())
+def test_incomplete_judgments_equal_trec_eval(case: tuple[AllQrels, ScoredRun, int], level: int) -> None:
+    """bpref, judged@k and every condensed variant equal trec_eval's (with -J) at every
+    relevance level, on the cases where they differ from the plain metrics; level 3 is above
+    some of these collections' grades (trec_eval then sizes its counts by the highest grade)."""
+    check_collection(*case, level=level)
+
+
+def test_judged_and_condensed_values_on_one_example() -> None:
+    """One ranking worked by hand: x (unjudged), n (grade 0), a (1), y (unjudged), b (2);
+    also judged but not retrieved: c (1), m (0). R = 3, N = 2, k = 4.
+
+    judged@4 = 2/4 (n, a); bpref = (1 - 1/2) + (1 - 1/2) = 1, / 3 = 1/3 (a and b each have n
+    above them, min(R, N) = 2); the condensed ranking is n, a, b: map_j = (1/2 + 2/3) / 3,
+    precision_j@4 = 2/4, mrr_j = 1/2 (plain map = (1/3 + 2/5) / 3, mrr = 1/3)."""
+    qrels = {"q": {"n": 0, "a": 1, "b": 2, "c": 1, "m": 0}}
+    run = {"q": {"x": 5.0, "n": 4.0, "a": 3.0, "y": 2.0, "b": 1.0}}
+    mine = ours(qrels, run, 4)["q"]
+    expected = {
+        "judged@k": 2 / 4,
+        "bpref": 1 / 3,
+        "bpref_j": 1 / 3,
+        "map_j": (1 / 2 + 2 / 3) / 3,
+        "map": (1 / 3 + 2 / 5) / 3,
+        "precision_j@k": 2 / 4,
+        "mrr_j": 1 / 2,
+        "mrr": 1 / 3,
+    }
+    for name, value in expected.items():
+        assert mine[name] == pytest.approx(value), name
+    assert_agree({"q": mine}, trec_eval(qrels, run, 4), "trec_eval", 4)
 
 
 def test_tied_scores_are_ranked_like_trec_eval_not_in_input_order() -> None:

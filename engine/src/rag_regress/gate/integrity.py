@@ -11,6 +11,8 @@ both: remake it with `nox -s baseline`, review its diff, commit it.
                documents (`relevant_ranks`, or the retrieved ids) and their grades: every
                metric depends on nothing else (retrieval/batch.py). Skipped when the
                retriever is declared stochastic: its rows are means over repeats.
+    judged     each question's judged@k, from the ranks of its judged documents (relevant
+               and not_relevant), and the overall mean of judged@k (the pooling note reads them)
     counts     questions = rows; evaluated = rows with metrics; left_out = the rest
     aggregate  a retrieval metric: the mean over evaluated rows; an answer check: the mean
                over rows whose answer has a value for it (0.0 when none has)
@@ -49,6 +51,7 @@ from ..answers.settings import ANSWER_CHECKS
 from ..errors import EvalInputError
 from ..inputs.reports import Counts, QuestionResult, Report
 from ..retrieval.batch import compute, judge_rankings
+from ..retrieval.metrics import judged_at_k
 from ..retrieval.names import Metric, parse_metric
 
 REL_TOL = 1e-9
@@ -112,9 +115,9 @@ def _count_lines(where: str, stored: dict[str, int], rows: list[QuestionResult])
 
 
 def _ranking(row: QuestionResult) -> list[str]:
-    """A ranking with the row's relevant documents at their ranks and "" (an id no corpus
-    has) elsewhere, up to the deepest of them: all any metric reads (module docstring)."""
-    ranks = {doc_id: rank for doc_id in row.relevant if (rank := row.rank_of(doc_id)) is not None}
+    """A ranking with the row's judged documents at their ranks and "" (an id no corpus
+    has, so unjudged) elsewhere, up to the deepest of them: all any metric reads (module docstring)."""
+    ranks = {doc_id: rank for doc_id in row.qrels if (rank := row.rank_of(doc_id)) is not None}
     ranking = [""] * max(ranks.values(), default=0)
     for doc_id, rank in ranks.items():
         ranking[rank - 1] = doc_id
@@ -137,7 +140,7 @@ def _metrics(names: list[str]) -> list[Metric] | str:
 def _rank_mismatches(rows: list[QuestionResult], metrics: list[Metric], level: int) -> list[str]:
     """Each of `rows`' stored `metrics` that the ranks of its relevant documents do not give
     (binary metrics counting grades >= `level`, the report's relevance_level)."""
-    judged = judge_rankings([_ranking(row) for row in rows], [row.relevant for row in rows], level)
+    judged = judge_rankings([_ranking(row) for row in rows], [row.qrels for row in rows], level)
     values = compute(judged, metrics)
     found = []
     for i, row in enumerate(rows):
@@ -171,11 +174,28 @@ def question_mismatches(report: Report) -> list[str]:
     return found
 
 
+def _judged_lines(report: Report) -> list[str]:
+    """Each question's judged@k that its ranks do not give, and the overall mean its rows do
+    not give (a report written before judged@k has none: nothing to check)."""
+    k = report.k
+    found = [
+        f"question {row.id!r}: judged = {row.judged!r}, its ranks give {given!r}"
+        for row in report.questions
+        if row.judged is not None and not _same(row.judged, given := judged_at_k(_ranking(row), row.qrels, k))
+    ]
+    judged = report.judged
+    rows = [row.judged for row in report.questions if row.judged is not None]
+    if judged is not None and rows and not _same(judged["mean"], fmean(rows)):
+        found.append(f"judged.mean = {judged['mean']!r}, its questions give {fmean(rows)!r}")
+    return found
+
+
 def mismatches(report: Report) -> list[str]:
     """Every number of `report` its own rows do not reproduce (module docstring): questions
     first, then counts, aggregates and slices."""
     rows = report.questions
     found = question_mismatches(report)
+    found += _judged_lines(report)
     found += _count_lines("counts.", vars(report.counts), rows)
     found += _compare("aggregate.", report.aggregate, rows)
     tags = sorted({tag for row in rows for tag in row.tags})

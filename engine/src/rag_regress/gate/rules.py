@@ -18,8 +18,10 @@ The gate fails (exit 3) when
                    they passed in the baseline (checks of stochastic parts are listed only);
   (d) must-pass:   a must-pass question retrieves no relevant document in the top k,
                    whatever the baseline says and whatever is allowed.
-Newly passing questions are listed too, and every failing aggregate or slice, (a) or (b),
-carries the questions behind it (drops.py): the largest per-question drops of its metric.
+A note, never a failure, names the questions whose top k holds clearly more unjudged documents
+than the baseline's (pooling.py: a possible pooling artefact). Newly passing questions are
+listed too, and every failing aggregate or slice, (a) or (b), carries the questions behind
+it (drops.py): the largest per-question drops of its metric.
 It refuses to compare (exit 2) when the baseline lacks a metric the gate needs, was measured
 with another [retrieval] k or depth (integrity.py), was judged by a different judge, model,
 revision or threshold, or was made with other [gate] stochastic / repeats settings.
@@ -41,6 +43,7 @@ from .answer_rules import answer_details, require_same_judge
 from .drops import QuestionMove, QuestionMoves, question_moves
 from .flips import CheckFlips, find_flips
 from .integrity import check_same_measurement
+from .pooling import more_unjudged, pooling_note
 from .significance import (
     NON_INFERIORITY,
     OVERALL,
@@ -85,6 +88,7 @@ class GateResult:
     answer_tests: list[PairedTest] = field(default_factory=list)  # each gated answer check, overall
     flips: list[CheckFlips] = field(default_factory=list)  # per check, newly failing and passing
     stochastic: list[str] = field(default_factory=list)  # metrics judged by non-inferiority
+    pooling: list[str] = field(default_factory=list)  # questions with clearly more unjudged documents
 
     @property
     def passed(self) -> bool:
@@ -104,6 +108,7 @@ class GateResult:
             "failures": [asdict(failure) for failure in self.failures],
             "notes": list(self.notes),
             "stochastic_metrics": list(self.stochastic),
+            "pooling": list(self.pooling),
             "flips": [
                 {
                     "check": flips.check,
@@ -309,6 +314,9 @@ def compare(
         if flips.failing or flips.passing:
             result.notes.append(f"flips of {flips.summary()}")
 
+    if note := pooling_note(report, baseline):
+        result.notes.append(note)
+        result.pooling = [qid for qid, _, _ in more_unjudged(report, baseline)]
     added = [row.id for row in report.questions if row.id not in old_rows]
     removed = sorted(set(old_rows) - {row.id for row in report.questions})
     if added:

@@ -25,6 +25,13 @@ An answerable question may carry what a right answer says, for the correctness c
 states, each vital (the default) or not ("okay" in TREC's terms). An unanswerable question has
 neither: the right answer to it is to abstain.
 
+Judgments beyond the relevant documents: `"not_relevant": ["doc-id", ...]` lists documents a
+person judged and found not relevant (trec_eval's grade 0). A document in neither is
+*unjudged*: the metrics count it as not relevant, as trec_eval does, and every report shows
+what share of each top k was judged (judged@k), since a retriever that surfaces unjudged
+documents may be better than its numbers say. `"provenance": [{"by": ..., "at": ...}]` records
+who judged what and when (`add-judgments` writes both); the metrics ignore it.
+
 A question may also name the passages that answer it, inside its relevant documents:
   "passages": [{"doc": "sso-saml", "quote": "Settings > Security > SSO", "grade": 3},
                {"doc": "sso-saml", "start": 120, "end": 245}]
@@ -83,6 +90,14 @@ class Question:
     passages: list[Passage] = field(default_factory=list)  # none: no passage metrics for it
     reference: str | None = None  # a short right answer (answer correctness)
     nuggets: list[Nugget] = field(default_factory=list)  # facts a complete answer states
+    not_relevant: list[str] = field(default_factory=list)  # judged, and not relevant (grade 0)
+    provenance: list[dict[str, Any]] = field(default_factory=list)  # who judged what, when
+
+    @property
+    def qrels(self) -> dict[str, int]:
+        """Every judgment, as trec_eval's qrels: relevant documents with their grades, documents
+        judged not relevant with 0. A document absent from it is unjudged."""
+        return {**dict.fromkeys(self.not_relevant, 0), **self.relevant}
 
 
 # A \u escape of a surrogate (U+D800 to U+DFFF), paired or not: the one way a decoded line can
@@ -191,6 +206,44 @@ def _nuggets(path: Path, number: int, item: dict[str, Any]) -> list[Nugget]:
             )
         found.append(Nugget(text, vital))
     return found
+
+
+def _not_relevant(
+    path: Path, number: int, item: dict[str, Any], relevant: dict[str, int], corpus: dict[str, Document]
+) -> list[str]:
+    """`not_relevant`: ids of documents judged not relevant (trec_eval's grade 0)."""
+    ids = _strings(path, number, item, "not_relevant")
+    for doc_id in ids:
+        if doc_id in relevant:
+            raise EvalInputError(
+                path,
+                f"{doc_id!r} is both relevant and not_relevant",
+                "keep it in one of the two (`add-judgments` resolves such conflicts)",
+                number,
+            )
+        if doc_id not in corpus:
+            raise EvalInputError(
+                path,
+                f"not_relevant document {doc_id!r} is not in the corpus",
+                "fix the id, or add the document to the corpus",
+                number,
+            )
+    if len(set(ids)) != len(ids):
+        raise EvalInputError(path, "'not_relevant' lists a document twice", "list each id once", number)
+    return ids
+
+
+def _provenance(path: Path, number: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+    """`provenance`: who judged what and when ({"by", "at", ...} each; `add-judgments` writes it)."""
+    value = item.get("provenance", [])
+    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
+        raise EvalInputError(
+            path,
+            f"'provenance' must be a list of objects, got {value!r:.60}",
+            'write e.g. "provenance": [{"by": "ana", "at": "2026-12-03T10:00:00Z"}], or leave it out',
+            number,
+        )
+    return value
 
 
 def _unique(path: Path, number: int, ident: Any, seen: dict[str, int]) -> str:
@@ -349,6 +402,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
     seen: dict[str, int] = {}
     required = {"id", "question", "relevant"}
     optional = {"must_include", "answerable", "tags", "must_pass", "passages", "reference", "nuggets"}
+    optional |= {"not_relevant", "provenance"}
     for number, item in _json_lines(path, what):
         _check_keys(path, number, item, required, optional)
         qid = _unique(path, number, item["id"], seen)
@@ -367,7 +421,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                     f"grade of {doc_id!r} must be a whole number from 1 to {MAX_GRADE} (usually 1, 2 "
                     f"or 3), got {grade!r:.40}",
                     "use 3 for 'answers it', 2 for 'helps substantially', 1 for 'related'; "
-                    "leave non-relevant documents out",
+                    "list documents judged not relevant under not_relevant",
                     number,
                 )
             if doc_id not in corpus:
@@ -430,6 +484,8 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 passages=_passages(path, number, item, relevant, corpus),
                 reference=reference,
                 nuggets=nuggets,
+                not_relevant=_not_relevant(path, number, item, relevant, corpus),
+                provenance=_provenance(path, number, item),
             )
         )
     if not questions:

@@ -20,6 +20,10 @@ unchanged since format version 1:
   run        (run form only) what the run asked of the system, not what it measured:
              {"system": {calls, retries, errors, cached, rejected, output_cache}}; the same
              system gives other counts on another run (a warm output cache: no call at all)
+  judged     judged@k: {k, mean, questions, unjudged}: the mean over all questions of the
+             share of each top k that the golden set judged (relevant or not_relevant), the
+             questions with an unjudged document in their top k, and how many such documents
+             (docs/golden.md: unjudged documents count as not relevant, as in trec_eval)
   passages   (only when the golden set names passages) passage metrics: names, evaluated
              (questions with passages), aggregate {name: mean}, questions {id: {name: value}}
              (retrieval/passages.py); informational, the gate does not compare them
@@ -29,8 +33,9 @@ Two forms, one format (version 3; versions 1 and 2 are still read):
             answer's text.
   baseline  what `baseline` writes to evals/baseline.json and a team commits: only what the
             gate needs. Per question: the metrics and check results, the top k retrieved
-            (ids and scores), the rank of every relevant document (`relevant_ranks`, so the
-            gate can say where one was before), and the answer's checks and context ids,
+            (ids and scores), the rank of every judged document (`relevant_ranks`, relevant
+            and not_relevant alike, so the gate can say where one was before and recompute
+            every metric), and the answer's checks and context ids,
             without its text. At 300 questions and depth 1,000 it is a few hundred KB
             instead of megabytes, and its diff shows what changed.
 
@@ -159,7 +164,19 @@ class QuestionResult:
     metrics: dict[str, float] | None  # None: unanswerable, left out of retrieval metrics
     checks: dict[str, bool] | None  # per-question retrieval checks ([gate.checks])
     answer: AnswerResult | None = None
-    relevant_ranks: dict[str, int | None] | None = None  # baseline form: rank of each relevant id
+    relevant_ranks: dict[str, int | None] | None = None  # baseline form: rank of each judged id
+    not_relevant: list[str] = field(default_factory=list)  # judged not relevant (grade 0)
+    judged: float | None = None  # judged@k: share of the top k the golden set judged
+
+    @property
+    def qrels(self) -> dict[str, int]:
+        """Every judgment of this question, as trec_eval's qrels (grade 0: judged not relevant)."""
+        return {**dict.fromkeys(self.not_relevant, 0), **self.relevant}
+
+    def unjudged(self, k: int) -> list[str]:
+        """The ids within the top k that the golden set did not judge, in rank order."""
+        qrels = self.qrels
+        return [doc_id for doc_id, _ in self.retrieved[:k] if doc_id not in qrels]
 
     def rank_of(self, doc_id: str) -> int | None:
         """1-based rank of `doc_id` in what was retrieved, or None."""
@@ -175,7 +192,7 @@ class QuestionResult:
         answer = self.answer
         if answer is not None:
             answer = replace(answer, text="")
-        ranks = {doc_id: self.rank_of(doc_id) for doc_id in self.relevant}
+        ranks = {doc_id: self.rank_of(doc_id) for doc_id in self.qrels}
         return replace(self, retrieved=self.retrieved[:k], answer=answer, relevant_ranks=ranks)
 
 
@@ -217,6 +234,7 @@ class Report:
     holdout: HoldoutResult | None = None
     passages: dict[str, Any] | None = None  # only when the golden set names passages
     run: dict[str, Any] | None = None  # what this run asked of the system; never in a baseline
+    judged: dict[str, Any] | None = None  # judged@k overall (module docstring); None: older report
 
     def for_baseline(self) -> Report:
         """What `baseline` commits: the gate's needs only (see the module docstring)."""
@@ -255,6 +273,8 @@ class Report:
             "receipt": self.receipt,
             "questions": [_row_dict(row) for row in self.questions],
         }
+        if self.judged is not None:
+            data["judged"] = self.judged
         if self.passages is not None:
             data["passages"] = self.passages
         if self.comparison is not None:
@@ -290,6 +310,10 @@ def _row_dict(row: QuestionResult) -> dict[str, Any]:
         "metrics": row.metrics,
         "checks": row.checks,
     }
+    if row.not_relevant:
+        data["not_relevant"] = list(row.not_relevant)
+    if row.judged is not None:
+        data["judged"] = row.judged
     if row.relevant_ranks is not None:
         data["relevant_ranks"] = dict(row.relevant_ranks)
     if row.answer is not None:
@@ -484,6 +508,8 @@ class _Parser:
             checks=self.optional(at("checks"), self.flags, f"{where}.checks"),
             answer=self.optional(data.get("answer"), self.answer, f"{where}.answer"),
             relevant_ranks=self.optional(data.get("relevant_ranks"), self.ranks, f"{where}.relevant_ranks"),
+            not_relevant=self.listed(data.get("not_relevant", []), self.string, f"{where}.not_relevant"),
+            judged=self.optional(data.get("judged"), self.share, f"{where}.judged"),
         )
 
     def ranks(self, value: object, where: str) -> dict[str, int | None]:
@@ -523,7 +549,18 @@ class _Parser:
             holdout=self.optional(value.get("holdout"), self.holdout, "holdout"),
             passages=self.optional(value.get("passages"), self.passages, "passages"),
             run=self.optional(value.get("run"), self.as_object, "run"),
+            judged=self.optional(value.get("judged"), self.judged, "judged"),
         )
+
+    def judged(self, value: object, where: str) -> dict[str, Any]:
+        """The judged@k section (module docstring): its k, mean and the unjudged counts."""
+        data = self.as_object(value, where)
+        return {
+            "k": self.integer(self.get(data, "k", where), f"{where}.k", least=1),
+            "mean": self.share(self.get(data, "mean", where), f"{where}.mean"),
+            "questions": self.integer(self.get(data, "questions", where), f"{where}.questions"),
+            "unjudged": self.integer(self.get(data, "unjudged", where), f"{where}.unjudged"),
+        }
 
     def passages(self, value: object, where: str) -> dict[str, Any]:
         """The passage metrics section (module docstring), every value a share or null."""

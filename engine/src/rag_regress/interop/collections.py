@@ -431,7 +431,8 @@ def _examples(ids: list[str]) -> str:
 
 def keep(collection: Collection, size: int | None = None, seed: int = 0) -> Imported:
     """Every document, and each question with a relevant judgment (a sample of them with
-    `size`), as golden rows with graded `relevant`. Raises EvalInputError when the parts do
+    `size`), as golden rows with graded `relevant` and, for judgments of grade 0 or below,
+    `not_relevant` (bpref, the `_j` metrics and judged@k read them). Raises EvalInputError when the parts do
     not belong together: a judged question missing from the topics, a relevant document
     missing from the corpus, an empty question."""
     documents, qrels = collection.documents, collection.qrels_path
@@ -448,6 +449,7 @@ def keep(collection: Collection, size: int | None = None, seed: int = 0) -> Impo
             )
     for qid, (question, line) in collection.questions.items():
         relevant: dict[str, int] = {}
+        not_relevant: list[str] = []  # judged, grade 0 or below: trec_eval's judged non-relevant
         for doc_id, judgment in collection.judgments.get(qid, {}).items():
             if doc_id not in documents:
                 if judgment.grade >= 1:
@@ -460,13 +462,18 @@ def keep(collection: Collection, size: int | None = None, seed: int = 0) -> Impo
                 unknown_documents.append(doc_id)
             elif judgment.grade >= 1:
                 relevant[doc_id] = judgment.grade
+            else:
+                not_relevant.append(doc_id)
         if not relevant:
             continue
         if not question.strip():
             raise EvalInputError(
                 collection.questions_path, f"question {qid!r} has no text", "write the question", line
             )
-        rows.append({"id": qid, "question": question.strip(), "relevant": relevant})
+        row: dict[str, Any] = {"id": qid, "question": question.strip(), "relevant": relevant}
+        if not_relevant:
+            row["not_relevant"] = not_relevant
+        rows.append(row)
     left_out = len(collection.questions) - len(rows)
     sampled_from = None
     if size is not None:

@@ -44,18 +44,20 @@ def _check_ids(path: Path, ids: list[str], what: str, line: int | None = None) -
 
 
 def export_qrels(config: Config, target: Path) -> int:
-    """Write the golden set's graded relevant documents as qrels; returns how many queries.
+    """Write the golden set's judgments as qrels; returns how many queries. Documents judged
+    not relevant are written with grade 0, as trec_eval's qrels hold them (bpref and the
+    condensed `_j` metrics read them).
 
     Unanswerable questions have no relevant document and so no qrels line; trec_eval, like
     our evaluator, then leaves them out.
     """
     questions = load_golden(config.golden, load_corpus(config.corpus))
-    qrels = {question.id: dict(question.relevant) for question in questions if question.relevant}
+    qrels = {question.id: question.qrels for question in questions if question.relevant}
     as_json = target.suffix == ".json"
     if not as_json:
         for question in questions:
             _check_ids(config.golden, [question.id], "question id", question.line)
-            _check_ids(config.golden, list(question.relevant), "document id", question.line)
+            _check_ids(config.golden, list(question.qrels), "document id", question.line)
     write_atomic(target, format_qrels(qrels, as_json=as_json))
     return len(qrels)
 

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
@@ -108,9 +108,15 @@ def _number(value: float | None) -> str:
     return "   -  " if value is None else f"{value:6.3f}"
 
 
-def _ids(ids: list[str], relevant: dict[str, int], limit: int) -> str:
-    """'*id(3)' marks a relevant document and its grade; long lists end in '... and N more'."""
-    marked = [f"*{doc_id}({relevant[doc_id]})" if doc_id in relevant else doc_id for doc_id in ids]
+def _ids(ids: list[str], relevant: dict[str, int], limit: int, judged: dict[str, int] | None = None) -> str:
+    """'*id(3)' marks a relevant document and its grade, 'id?' one the golden set never judged
+    (when `judged` is given); long lists end in '... and N more'."""
+    marked = [
+        f"*{doc_id}({relevant[doc_id]})"
+        if doc_id in relevant
+        else (f"{doc_id}?" if judged is not None and doc_id not in judged else doc_id)
+        for doc_id in ids
+    ]
     return " ".join(cut(marked, limit)) or "(nothing)"
 
 
@@ -138,6 +144,8 @@ def _summary(report: Report) -> list[str]:
     if passages is not None:
         lines.append(f"Passages, over the {passages['evaluated']} questions that name them:")
         lines += [f"  {name:<18} {_number(passages['aggregate'].get(name))}" for name in passages["names"]]
+    if report.judged is not None:
+        lines.append(judged_line(report.judged))
     if judge:
         model = f", model {judge.get('model')}" + (f"@{judge['revision']}" if judge.get("revision") else "")
         named = model if judge.get("model") else ""
@@ -159,6 +167,18 @@ def _summary(report: Report) -> list[str]:
                 f"{', '.join(small)}: too few to tell a change from noise (the gate does not test them)"
             )
     return lines
+
+
+def judged_line(judged: dict[str, Any]) -> str:
+    """judged@k on one line: the mean share of the top k judged, and what nobody judged."""
+    k, unjudged = judged["k"], judged["unjudged"]
+    line = f"judged@{k} {judged['mean']:.3f}: the share of each top {k} the golden set has judged"
+    if not unjudged:
+        return line + " (every document in every top k)"
+    return (
+        line + f"; {unjudged} unjudged document(s) in the top {k} of {judged['questions']} question(s), "
+        "counted as not relevant (`rag-regress pool` lists them for grading)"
+    )
 
 
 def _applies(report: Report, name: str) -> bool:
@@ -198,7 +218,8 @@ def format_table(report: Report, max_listed: int = 10, *, show_all: bool = False
     which = "every question" if show_all else "questions that missed or failed a per-question check"
     lines += [
         "",
-        f"Per question ({which}): top {k} retrieved; *id(g) is a relevant document of grade g.",
+        f"Per question ({which}): top {k} retrieved; *id(g) is a relevant document of grade g, "
+        "id? one the golden set never judged.",
         f"{'':5} {'id':{width}}  " + " ".join(f"{n:>{max(6, len(n))}}" for n in names),
     ]
     for row in shown:
@@ -206,13 +227,13 @@ def format_table(report: Report, max_listed: int = 10, *, show_all: bool = False
         if row.metrics is None:
             lines.append(f"{'--':5} {row.id:{width}}  unanswerable: left out of retrieval metrics")
             lines.append(f"{'':5} {'':{width}}  {_one_line(row.question)}")
-            lines.append(f"{'':5} {'':{width}}  retrieved: {_ids(top, {}, max_listed)}")
+            lines.append(f"{'':5} {'':{width}}  retrieved: {_ids(top, {}, max_listed, row.qrels)}")
             continue
         status = "HIT" if row.found else "MISS"
         values = " ".join(f"{_number(row.metrics.get(n)):>{max(6, len(n))}}" for n in names)
         lines.append(f"{status:5} {row.id:{width}}  {values}")
         lines.append(f"{'':5} {'':{width}}  {_one_line(row.question)}")
-        lines.append(f"{'':5} {'':{width}}  retrieved: {_ids(top, row.relevant, max_listed)}")
+        lines.append(f"{'':5} {'':{width}}  retrieved: {_ids(top, row.relevant, max_listed, row.qrels)}")
         if row.missing:
             lines.append(f"{'':5} {'':{width}}  missing:   {_ids(row.missing, row.relevant, max_listed)}")
     if not show_all:

@@ -6,12 +6,16 @@ so a 10k-question golden set is not held up by a Python loop per question and me
 tests/engine/retrieval/test_batch.py checks, on generated input, that every value equals the
 per-question function's.
 
-How: only the *relevant retrieved* documents affect any metric here, so the work is on
-one entry per (question, relevant retrieved document): its rank and its grade. A ranking
-of 1,000 ids with 3 relevant documents costs 3 entries, not 1,000. Sums are taken in rank
-order with `np.bincount`, which adds its weights in array order, and discounts use
-`math.log2`, so the results are the same floats the per-question functions return
-(on Python < 3.12, whose `sum` also adds in order; later versions differ in the last bit).
+How: only the *judged retrieved* documents affect any metric here (the relevant ones, and
+for bpref, judged@k and the condensed `_j` variants those judged non-relevant too), so the
+work is on one entry per (question, retrieved document in its qrels): its rank and its grade.
+A ranking of 1,000 ids with 3 judged documents costs 3 entries, not 1,000. A metric keeps the
+entries it counts (`_binary`: grade >= relevance_level; nDCG: positive grades), and the
+condensed variants re-rank them among the judged entries (`_condensed`): the unjudged
+documents between them are exactly what the ranks skip. Sums are taken in rank order with
+`np.bincount`, which adds its weights in array order, and discounts use `math.log2`, so the
+results are the same floats the per-question functions return (on Python < 3.12, whose `sum`
+also adds in order; later versions differ in the last bit).
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from dataclasses import dataclass, replace
+from itertools import chain, repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,10 +48,11 @@ _BLOCK_CELLS = 1 << 16
 class Judged:
     """What the metrics need to know about a batch of rankings, sorted by (question, rank)."""
 
-    question: np.ndarray  # question index of each retrieved document of positive grade
+    question: np.ndarray  # question index of each retrieved document its qrels grade (any grade)
     rank: np.ndarray  # its rank, from 1
-    grade: np.ndarray  # its grade (>= 1)
+    grade: np.ndarray  # its grade (negative: unjudged, as trec_eval reads it; metrics.is_judged)
     num_relevant: np.ndarray  # per question: documents with grade >= level in its qrels
+    num_nonrelevant: np.ndarray  # per question: judged non-relevant ones, 0 <= grade < level (bpref's N)
     ideal: np.ndarray  # per question: positive grades, highest first, 0-padded (nDCG's ideal)
     level: int = 1  # relevance_level (trec_eval's -l): binary metrics count grade >= level
 
@@ -56,31 +61,53 @@ class Judged:
         return len(self.num_relevant)
 
 
-def _binary(j: Judged) -> Judged:
-    """`j` with only the documents binary metrics count as relevant (grade >= j.level); nDCG
-    keeps every positive grade, as trec_eval's ndcg does whatever its `-l`."""
-    if j.level <= 1:  # every entry has grade >= 1: nothing to drop
+def _keep(j: Judged, keep: np.ndarray) -> Judged:
+    """`j` with only the entries where `keep`; order kept: still sorted by (question, rank)."""
+    if keep.all():  # the usual case (qrels of relevant documents only): no copy
         return j
-    keep = j.grade >= j.level  # order kept: still sorted by (question, rank)
-    return Judged(j.question[keep], j.rank[keep], j.grade[keep], j.num_relevant, j.ideal, j.level)
+    return replace(j, question=j.question[keep], rank=j.rank[keep], grade=j.grade[keep])
+
+
+def _binary(j: Judged) -> Judged:
+    """`j` with only the documents binary metrics count as relevant (grade >= j.level)."""
+    return _keep(j, j.grade >= j.level)
+
+
+def _positive(j: Judged) -> Judged:
+    """`j` with only the documents of positive grade: nDCG weighs every one by its gain,
+    as trec_eval's ndcg does whatever its `-l`."""
+    return _keep(j, j.grade >= 1)
+
+
+def _position(question: np.ndarray) -> np.ndarray:
+    """Each entry's position among its question's entries, from 1 (`question` sorted)."""
+    return np.arange(len(question)) - np.searchsorted(question, question, side="left") + 1
+
+
+def _condensed(j: Judged) -> Judged:
+    """`j` as the condensed rankings that trec_eval's -J evaluates: the unjudged entries
+    dropped (metrics.condensed) and each judged one ranked among the judged ones, which
+    are exactly the entries of its question above it."""
+    j = _keep(j, j.grade >= 0)
+    return replace(j, rank=_position(j.question))
 
 
 class _Collector:
     """Flat lists filled by one pass over the questions, turned into a `Judged` at the end."""
 
     def __init__(self) -> None:
-        self.question: list[int] = []  # relevant *retrieved* documents
+        self.question: list[int] = []  # *retrieved* documents in the qrels
         self.rank: list[int] = []
         self.grade: list[int] = []
-        self.relevant_question: list[int] = []  # *all* relevant documents (for recall, ideal DCG)
-        self.relevant_grade: list[int] = []
+        self.qrels_question: list[int] = []  # *all* documents in the qrels (recall, ideal DCG, bpref)
+        self.qrels_grade: list[int] = []
 
-    def relevant(self, index: int, qrels: Qrels) -> list[tuple[str, int]]:
-        """Record question `index`'s relevant documents; return them as (id, grade)."""
-        relevant = [(doc_id, g) for doc_id, g in qrels.items() if g >= 1]
-        self.relevant_question += [index] * len(relevant)
-        self.relevant_grade += [g for _, g in relevant]
-        return relevant
+    def qrels(self, index: int, qrels: Qrels) -> list[tuple[str, int]]:
+        """Record question `index`'s qrels; return them as (id, grade)."""
+        graded = list(qrels.items())
+        self.qrels_question += [index] * len(graded)
+        self.qrels_grade += [g for _, g in graded]
+        return graded
 
     def judged(self, questions: int, level: int) -> Judged:
         return _judged(
@@ -88,8 +115,8 @@ class _Collector:
             np.array(self.question, dtype=np.int64),
             np.array(self.rank, dtype=np.int64),
             np.array(self.grade, dtype=np.int64),
-            np.array(self.relevant_question, dtype=np.int64),
-            np.array(self.relevant_grade, dtype=np.int64),
+            np.array(self.qrels_question, dtype=np.int64),
+            np.array(self.qrels_grade, dtype=np.int64),
             level,
         )
 
@@ -99,43 +126,46 @@ def _judged(
     question: np.ndarray,
     rank: np.ndarray,
     grade: np.ndarray,
-    relevant_question: np.ndarray,
-    relevant_grade: np.ndarray,
+    qrels_question: np.ndarray,
+    qrels_grade: np.ndarray,
     level: int,
 ) -> Judged:
-    """Sort the relevant retrieved documents by (question, rank); build the ideal grades and
-    count each question's relevant documents at relevance level `level`."""
+    """Sort the retrieved documents in the qrels by (question, rank); build the ideal grades
+    and count each question's relevant and judged non-relevant documents at relevance level
+    `level`, from every (question, grade) of the qrels."""
     # One stable sort of an integer key, not a lexsort: entries arrive grouped by question
     # (both callers build them so), which timsort handles in close to one pass.
     order = np.argsort(question * (int(rank.max(initial=0)) + 1) + rank, kind="stable")
-    num_relevant = np.bincount(relevant_question, minlength=questions)
-    binary = (
-        num_relevant
-        if level <= 1
-        else np.bincount(relevant_question[relevant_grade >= level], minlength=questions)
-    )
-    # Ideal grades: each question's grades in a row of its own, then every row sorted, highest first.
+    num_relevant = np.bincount(qrels_question[qrels_grade >= level], minlength=questions)
+    nonrelevant = (qrels_grade >= 0) & (qrels_grade < level)
+    num_nonrelevant = np.bincount(qrels_question[nonrelevant], minlength=questions)
+    # Ideal grades: each question's positive grades in a row of its own, then every row sorted,
+    # highest first.
+    positive = qrels_grade >= 1
+    relevant_question, relevant_grade = qrels_question[positive], qrels_grade[positive]
+    num_positive = np.bincount(relevant_question, minlength=questions)
     by_question = np.argsort(relevant_question, kind="stable")
-    starts = np.cumsum(num_relevant) - num_relevant
-    column = np.arange(len(relevant_question)) - np.repeat(starts, num_relevant)
-    ideal = np.zeros((questions, int(num_relevant.max(initial=0))), dtype=np.int64)
+    starts = np.cumsum(num_positive) - num_positive
+    column = np.arange(len(relevant_question)) - np.repeat(starts, num_positive)
+    ideal = np.zeros((questions, int(num_positive.max(initial=0))), dtype=np.int64)
     ideal[relevant_question[by_question], column] = relevant_grade[by_question]
     ideal = -np.sort(-ideal, axis=1)
-    return Judged(question[order], rank[order], grade[order], binary, ideal, level)
+    return Judged(question[order], rank[order], grade[order], num_relevant, num_nonrelevant, ideal, level)
 
 
 def judge_rankings(rankings: Sequence[Ranking], qrels: Sequence[Qrels], relevance_level: int = 1) -> Judged:
-    """Judge rankings that are already in order (best first), e.g. a retriever's hits;
-    binary metrics count grades >= `relevance_level` as relevant (trec_eval's -l)."""
+    """Judge rankings that are already in order (best first), e.g. a retriever's hits, against
+    qrels {document id: grade}: grade 0 is judged non-relevant, a document absent unjudged (as
+    trec_eval's qrels); binary metrics count grades >= `relevance_level` as relevant (-l)."""
     out = _Collector()
     for index, (ranking, judged) in enumerate(zip(rankings, qrels, strict=True)):
-        relevant = out.relevant(index, judged)
-        if len(relevant) > 8:  # many relevant documents: one pass over the ranking
-            wanted = dict(relevant)
+        graded = out.qrels(index, judged)
+        if len(graded) > 8:  # many judged documents: one pass over the ranking
+            wanted = dict(graded)
             found = [(r, wanted[d]) for r, d in enumerate(ranking, start=1) if d in wanted]
         else:  # a few: list.index scans in C, much faster than a Python loop
             found = []
-            for doc_id, g in relevant:
+            for doc_id, g in graded:
                 with contextlib.suppress(ValueError):  # not retrieved
                     found.append((ranking.index(doc_id) + 1, g))
         for r, g in found:
@@ -162,22 +192,18 @@ def judge_run(
     counts = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
     grade = np.fromiter(chain.from_iterable(j.values() for j in judged), dtype=np.int64, count=counts.sum())
     question = np.repeat(np.arange(len(ids), dtype=np.int64), counts)
-    # Only relevant documents affect any metric: their scores are looked up, NaN if not retrieved.
-    relevant = grade >= 1
-    docs = list(compress(chain.from_iterable(judged), relevant.tolist()))
-    relevant_question, relevant_grade = question[relevant], grade[relevant]
-    score, ahead, ahead_or_tied = _rank_scored(rows, docs, relevant_question)
+    # Only documents in the qrels affect any metric: their scores are looked up, NaN if not retrieved.
+    docs = list(chain.from_iterable(judged))
+    score, ahead, ahead_or_tied = _rank_scored(rows, docs, question)
 
     retrieved = ~np.isnan(score)
     where = np.flatnonzero(retrieved)
-    q, rank = relevant_question[where], ahead[where] + 1
+    q, rank = question[where], ahead[where] + 1
     for i in np.flatnonzero(ahead_or_tied[where] - ahead[where] > 1):  # equal scores: rare with real scores
         doc, value, row = docs[where[i]], float(score[where[i]]), rows[q[i]]
         tied = as_float32(np.fromiter(row.values(), dtype=np.float64, count=len(row))).tolist()
         rank[i] += sum(1 for other, v in zip(row, tied, strict=True) if v == value and other > doc)
-    return ids, _judged(
-        len(ids), q, rank, relevant_grade[where], relevant_question, relevant_grade, relevance_level
-    )
+    return ids, _judged(len(ids), q, rank, grade[where], question, grade, relevance_level)
 
 
 def _rank_scored(
@@ -334,6 +360,7 @@ def _discounts(n: int) -> np.ndarray:
 
 
 def _ndcg(j: Judged, k: int | None, gain: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    j = _positive(j)
     columns = j.ideal.shape[1] if k is None else min(k, j.ideal.shape[1])
     discount = _discounts(max(columns, int(j.rank.max(initial=0))))
     ideal = np.zeros(j.questions)
@@ -360,9 +387,7 @@ def ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
 
 def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
     j = _binary(j)
-    # Entries are sorted by (question, rank): the n-th entry of a question is its n-th find.
-    starts = np.searchsorted(j.question, j.question, side="left")
-    found = np.arange(len(j.question)) - starts + 1
+    found = _position(j.question)  # the n-th entry of a question is its n-th find
     inside = np.ones(len(j.rank), dtype=bool) if k is None else j.rank <= k
     total = np.bincount(j.question[inside], weights=found[inside] / j.rank[inside], minlength=j.questions)
     return _per_relevant(j, total)
@@ -371,6 +396,64 @@ def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
 def r_precision(j: Judged) -> np.ndarray:
     j = _binary(j)
     return _per_relevant(j, _count_within(j, j.num_relevant))
+
+
+def bpref(j: Judged) -> np.ndarray:
+    j = _condensed(j)  # unjudged documents skipped; rank = judged documents down to this one
+    relevant = j.grade >= j.level
+    q = j.question[relevant]
+    # Judged documents above a relevant one, less the relevant ones above it (its find, from 1,
+    # less 1): the judged non-relevant documents above it.
+    above = j.rank[relevant] - _position(q)
+    r, n = j.num_relevant[q], j.num_nonrelevant[q]
+    term = np.ones(len(q))
+    some = above > 0  # then n >= above > 0: the denominator is never 0
+    term[some] = 1.0 - np.minimum(above[some], r[some]) / np.minimum(r[some], n[some])
+    return _per_relevant(j, np.bincount(q, weights=term, minlength=j.questions))
+
+
+def judged_at_k(j: Judged, k: int) -> np.ndarray:
+    inside = (j.grade >= 0) & (j.rank <= k)
+    return np.bincount(j.question[inside], minlength=j.questions) / k
+
+
+# The condensed variants (trec_eval -J): each metric of the rankings without their unjudged documents.
+
+
+def condensed_precision_at_k(j: Judged, k: int) -> np.ndarray:
+    return precision_at_k(_condensed(j), k)
+
+
+def condensed_recall_at_k(j: Judged, k: int) -> np.ndarray:
+    return recall_at_k(_condensed(j), k)
+
+
+def condensed_hit_at_k(j: Judged, k: int) -> np.ndarray:
+    return hit_at_k(_condensed(j), k)
+
+
+def condensed_reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
+    return reciprocal_rank(_condensed(j), k)
+
+
+def condensed_ndcg_at_k(j: Judged, k: int | None = None) -> np.ndarray:
+    return ndcg_at_k(_condensed(j), k)
+
+
+def condensed_ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
+    return ndcg_exp_at_k(_condensed(j), k)
+
+
+def condensed_average_precision(j: Judged, k: int | None = None) -> np.ndarray:
+    return average_precision(_condensed(j), k)
+
+
+def condensed_r_precision(j: Judged) -> np.ndarray:
+    return r_precision(_condensed(j))
+
+
+def condensed_bpref(j: Judged) -> np.ndarray:
+    return bpref(_condensed(j))
 
 
 def compute(judged: Judged, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:

@@ -5,13 +5,21 @@ Every function takes
   - `qrels`: {document id: relevance grade} for one question. A document is *relevant* when
     its grade is at least `relevance_level` (trec_eval's `-l`; 1 by default, the
     `[retrieval] relevance_level` setting); lower grades and documents not in `qrels` are
-    not relevant. Binary metrics (all but nDCG) take it as a keyword; nDCG has none: it
-    weighs every positive grade by its gain whatever the level, as trec_eval's ndcg does;
+    not relevant. Binary metrics take it as a keyword; nDCG has none: it weighs every
+    positive grade by its gain whatever the level, as trec_eval's ndcg does; neither has
+    judged@k, which asks only whether a document was judged;
   - `k`: a cutoff (at least 1) where the metric has one.
 
 and returns a float in [0, 1]. A question with no relevant document scores 0 on every
-metric, as in trec_eval; the evaluator leaves such (unanswerable) questions out of the
-averages instead and reports how many it left out.
+metric (but judged@k), as in trec_eval; the evaluator leaves such (unanswerable) questions
+out of the averages instead and reports how many it left out.
+
+Judged and unjudged, as trec_eval reads qrels: a document is *judged* when `qrels` grades it
+0 or more, so grade 0 means judged non-relevant; a document absent from `qrels` is unjudged,
+and so is one with a negative grade (trec_eval's "in the pool but unjudged"). Most metrics
+treat unjudged documents as non-relevant; bpref skips them, judged@k measures how many there
+are, and the condensed variants (`condensed_*`, named `<metric>_j`) first remove them from the
+ranking (`condensed`, trec_eval's `-J`).
 
 Each function's docstring is its metric's definition and edge cases: the metric's record in
 names.REGISTRY shows it, next to the batch function (batch.py) that computes the same numbers
@@ -29,6 +37,19 @@ Qrels = Mapping[str, int]
 
 def _relevant(qrels: Qrels, relevance_level: int) -> set[str]:
     return {doc_id for doc_id, grade in qrels.items() if grade >= relevance_level}
+
+
+def is_judged(grade: int | None) -> bool:
+    """Whether a document of this grade (None: not in the qrels) is judged: graded 0 or more,
+    as trec_eval reads qrels (a negative grade is its "in the pool but unjudged")."""
+    return grade is not None and grade >= 0
+
+
+def condensed(ranking: Ranking, qrels: Qrels) -> list[str]:
+    """The ranking without its unjudged documents, in its order: the condensed list that
+    trec_eval's `-J` (judged_docs_only) evaluates. Documents keep their order; their ranks
+    close up."""
+    return [doc_id for doc_id in ranking if is_judged(qrels.get(doc_id))]
 
 
 def _check_cutoff(k: int | None) -> None:
@@ -158,3 +179,148 @@ def r_precision(ranking: Ranking, qrels: Qrels, *, relevance_level: int = 1) -> 
     if not relevant:
         return 0.0
     return sum(1 for doc_id in ranking[: len(relevant)] if doc_id in relevant) / len(relevant)
+
+
+def bpref(ranking: Ranking, qrels: Qrels, *, relevance_level: int = 1) -> float:
+    """Bpref: each relevant document retrieved adds 1 - min(n, R) / min(R, N), n being the
+    judged non-relevant documents ranked above it (1 when n is 0); the sum is divided by R.
+
+    R is the number of relevant documents, N the number judged non-relevant (graded 0 up to
+    relevance_level - 1; at relevance_level 2 a grade-1 document is one). trec_eval's `bpref`
+    (Buckley and Voorhees, 2004): the share of (relevant, judged non-relevant) preferences
+    the ranking keeps, counting at most R non-relevant documents. Unjudged documents, retrieved
+    or not, change nothing, as if they were not there: bpref equals its condensed variant. 0.0
+    when there is no relevant document; with no judged non-relevant document (N = 0) it is the
+    share of relevant documents retrieved, recall without a cutoff.
+    """
+    relevant = len(_relevant(qrels, relevance_level))
+    if not relevant:
+        return 0.0
+    nonrelevant = sum(1 for grade in qrels.values() if 0 <= grade < relevance_level)
+    above, total = 0, 0.0
+    for doc_id in ranking:
+        grade = qrels.get(doc_id)
+        if not is_judged(grade):
+            continue
+        if grade is not None and grade >= relevance_level:
+            # `above` > 0 implies N >= above > 0: the denominator is never 0
+            total += 1.0 - min(above, relevant) / min(relevant, nonrelevant) if above else 1.0
+        else:
+            above += 1
+    return total / relevant
+
+
+def judged_at_k(ranking: Ranking, qrels: Qrels, k: int) -> float:
+    """Judged@k: documents among the first k that have a judgment (any grade, 0 included),
+    divided by k.
+
+    ir_measures' `Judged@k`; trec_eval's `P_k` at relevance level 0 (`-l 0`). It ignores
+    `relevance_level`, and a question with no relevant document has one too. Divides by k
+    even when fewer than k documents came back, as precision does. A low value says the
+    other metrics count many documents nobody judged as non-relevant: the retriever may be
+    better than they say (compare the condensed `_j` variants, which drop them).
+    """
+    _check_cutoff(k)
+    return sum(1 for doc_id in ranking[:k] if is_judged(qrels.get(doc_id))) / k
+
+
+# --- condensed variants: the metric of the ranking without its unjudged documents (trec_eval -J) ---
+# Each is its metric's function applied to `condensed(ranking, qrels)`; denominators (R, k,
+# the ideal DCG) are those of the plain metric.
+
+
+def condensed_precision_at_k(ranking: Ranking, qrels: Qrels, k: int, *, relevance_level: int = 1) -> float:
+    """Precision@k of the condensed ranking: relevant documents among the first k judged
+    documents, divided by k.
+
+    trec_eval's `P_k` with `-J`: unjudged documents are removed before the first k are taken
+    (`condensed`), so documents nobody judged neither count against the retriever nor take
+    a place in the top k. Still divides by k when fewer than k judged documents came back.
+    """
+    return precision_at_k(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
+
+
+def condensed_recall_at_k(ranking: Ranking, qrels: Qrels, k: int, *, relevance_level: int = 1) -> float:
+    """Recall@k of the condensed ranking: relevant documents among the first k judged
+    documents, divided by all relevant documents.
+
+    trec_eval's `recall_k` with `-J`. Never below recall@k (removing unjudged documents can
+    only move relevant ones up); equal to it at any k beyond the ranking. 0.0 when there is
+    no relevant document.
+    """
+    return recall_at_k(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
+
+
+def condensed_hit_at_k(ranking: Ranking, qrels: Qrels, k: int, *, relevance_level: int = 1) -> float:
+    """Hit@k of the condensed ranking: 1.0 when a relevant document is among the first k
+    judged documents, else 0.0.
+
+    trec_eval's `success_k` with `-J`. 0.0 when there is no relevant document.
+    """
+    return hit_at_k(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
+
+
+def condensed_reciprocal_rank(
+    ranking: Ranking, qrels: Qrels, k: int | None = None, *, relevance_level: int = 1
+) -> float:
+    """Reciprocal rank in the condensed ranking: 1 / (rank of the first relevant document
+    among the judged documents).
+
+    trec_eval's `recip_rank` with `-J` (without a cutoff). With a cutoff, 0.0 unless the
+    first relevant document is among the first k judged documents. 0.0 when no relevant
+    document was retrieved.
+    """
+    return reciprocal_rank(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
+
+
+def condensed_ndcg_at_k(ranking: Ranking, qrels: Qrels, k: int | None = None) -> float:
+    """nDCG@k with linear gain of the condensed ranking: DCG@k of the judged documents in
+    their order, divided by the ideal DCG@k.
+
+    trec_eval's `ndcg_cut_k` (and `ndcg` without a cutoff) with `-J`. The ideal ranking is
+    the plain metric's; like it, every positive grade counts whatever `relevance_level` is.
+    0.0 when there is no document of positive grade.
+    """
+    return ndcg_at_k(condensed(ranking, qrels), qrels, k)
+
+
+def condensed_ndcg_exp_at_k(ranking: Ranking, qrels: Qrels, k: int | None = None) -> float:
+    """nDCG@k with exponential gain 2**grade - 1 of the condensed ranking.
+
+    `ndcg_exp_at_k` of `condensed(ranking, qrels)`: neither trec_eval (no exponential gain)
+    nor ranx (no `-J`) has it; the tests check it as ranx's `ndcg_burges` of the condensed
+    ranking. Ignores `relevance_level`. 0.0 when there is no document of positive grade.
+    """
+    return ndcg_exp_at_k(condensed(ranking, qrels), qrels, k)
+
+
+def condensed_average_precision(
+    ranking: Ranking, qrels: Qrels, k: int | None = None, *, relevance_level: int = 1
+) -> float:
+    """Average precision of the condensed ranking: the mean, over ALL relevant documents, of
+    precision at each one's rank among the judged documents (0 for those not retrieved).
+
+    trec_eval's `map` (`map_cut_k` with a cutoff) with `-J`; often called "condensed-list
+    AP" (Sakai, 2007). A cutoff counts the first k judged documents. 0.0 when there is no
+    relevant document.
+    """
+    return average_precision(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
+
+
+def condensed_r_precision(ranking: Ranking, qrels: Qrels, *, relevance_level: int = 1) -> float:
+    """R-precision of the condensed ranking: relevant documents among the first R judged
+    documents, divided by R.
+
+    trec_eval's `Rprec` with `-J`. 0.0 when there is no relevant document.
+    """
+    return r_precision(condensed(ranking, qrels), qrels, relevance_level=relevance_level)
+
+
+def condensed_bpref(ranking: Ranking, qrels: Qrels, *, relevance_level: int = 1) -> float:
+    """Bpref of the condensed ranking, which is bpref itself.
+
+    trec_eval's `bpref` with `-J`. Bpref already skips unjudged documents, so removing them
+    first changes nothing: the variant exists so that every metric has one. 0.0 when there
+    is no relevant document.
+    """
+    return bpref(condensed(ranking, qrels), qrels, relevance_level=relevance_level)

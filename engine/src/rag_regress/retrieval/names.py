@@ -8,9 +8,15 @@ its names in trec_eval and ranx, and the aliases accepted on input. `REGISTRY` h
 record; a metric is added by adding its record, and tests/engine/retrieval/ then check it
 against its references (trec_eval, ranx) and its batch function against its definition.
 
+Every metric but judged@k also has a condensed variant, `<name>_j` (`ndcg_j@10`, `map_j`):
+the metric of the ranking without its unjudged documents, trec_eval's `-J`. Its record has
+the plain metric's trec_eval names and `judged_docs_only` set (trec_eval needs `-J` to
+compute it); ranx has no such option, hence no ranx names.
+
 Config, command line, report and gate all spell a metric the same (canonical) way:
 `<name>` or `<name>@<k>`. A few common aliases are accepted on input (`P@5`, `R@5`,
-`success@5`, `RR`, `AP`, `R-prec`) and always written back in canonical form.
+`success@5`, `RR`, `AP`, `R-prec`, and the same with `_j`: `P_j@5`) and always written back
+in canonical form.
 """
 
 from __future__ import annotations
@@ -45,13 +51,22 @@ class MetricRecord:
     ranx_at_k: str | None = None  # ... and with cutoff k
     aliases: tuple[str, ...] = ()  # other spellings accepted on input, lower case
     # Graded: weighs documents by their grade and ignores `relevance_level` (nDCG, as trec_eval's
-    # ndcg); otherwise binary: relevant means grade >= relevance_level, passed as a keyword.
+    # ndcg); otherwise binary: relevant means grade >= relevance_level, passed as a keyword
+    # (judged@k, neither, asks only whether a document is judged: `takes_level`).
     graded: bool = False
+    # The metric of the condensed ranking (unjudged documents removed): trec_eval computes its
+    # trec_eval names only when run with -J (pytrec_eval: judged_docs_only_flag=True).
+    judged_docs_only: bool = False
 
     @property
     def spelling(self) -> str:
         """How the name is written, with its cutoff rule: `precision@k`, `mrr[@k]`, `rprec`."""
         return {"required": f"{self.name}@k", "optional": f"{self.name}[@k]", "none": self.name}[self.cutoff]
+
+    @property
+    def takes_level(self) -> bool:
+        """Whether the functions read `relevance_level` (binary metrics), as their signature says."""
+        return "relevance_level" in inspect.signature(self.per_question).parameters
 
     @property
     def definition(self) -> str:
@@ -69,88 +84,121 @@ def _docstring(function: Callable[..., object]) -> list[str]:
     return inspect.cleandoc(function.__doc__ or "").split("\n\n")
 
 
+_PLAIN = [
+    MetricRecord(
+        "precision",
+        "required",
+        metrics.precision_at_k,
+        batch.precision_at_k,
+        trec_eval_at_k="P_{k}",
+        ranx_at_k="precision@{k}",
+        aliases=("p",),
+    ),
+    MetricRecord(
+        "recall",
+        "required",
+        metrics.recall_at_k,
+        batch.recall_at_k,
+        trec_eval_at_k="recall_{k}",
+        ranx_at_k="recall@{k}",
+        aliases=("r",),
+    ),
+    MetricRecord(
+        "hit",
+        "required",
+        metrics.hit_at_k,
+        batch.hit_at_k,
+        trec_eval_at_k="success_{k}",
+        ranx_at_k="hit_rate@{k}",
+        aliases=("success",),
+    ),
+    MetricRecord(
+        "mrr",
+        "optional",
+        metrics.reciprocal_rank,
+        batch.reciprocal_rank,
+        trec_eval="recip_rank",  # with a cutoff: trec_eval has none (recip_rank of the top k)
+        ranx="mrr",
+        ranx_at_k="mrr@{k}",
+        aliases=("rr", "recip_rank"),
+    ),
+    MetricRecord(
+        "ndcg",
+        "optional",
+        metrics.ndcg_at_k,
+        batch.ndcg_at_k,
+        trec_eval="ndcg",
+        trec_eval_at_k="ndcg_cut_{k}",
+        ranx="ndcg",
+        ranx_at_k="ndcg@{k}",
+        aliases=("ndcg_cut",),
+        graded=True,
+    ),
+    MetricRecord(
+        "ndcg_exp",
+        "optional",
+        metrics.ndcg_exp_at_k,
+        batch.ndcg_exp_at_k,
+        ranx="ndcg_burges",
+        ranx_at_k="ndcg_burges@{k}",
+        graded=True,
+    ),
+    MetricRecord(
+        "map",
+        "optional",
+        metrics.average_precision,
+        batch.average_precision,
+        trec_eval="map",
+        trec_eval_at_k="map_cut_{k}",
+        ranx="map",
+        ranx_at_k="map@{k}",
+        aliases=("ap",),
+    ),
+    MetricRecord(
+        "rprec",
+        "none",
+        metrics.r_precision,
+        batch.r_precision,
+        trec_eval="Rprec",
+        ranx="r-precision",
+        aliases=("r-prec", "r-precision"),
+    ),
+    MetricRecord("bpref", "none", metrics.bpref, batch.bpref, trec_eval="bpref"),
+]
+# judged@k has no condensed variant: every document of a condensed ranking is judged.
+_JUDGED = MetricRecord("judged", "required", metrics.judged_at_k, batch.judged_at_k)
+# The condensed variant of each plain metric, by the plain metric's name.
+_CONDENSED: dict[str, tuple[Callable[..., float], Callable[..., np.ndarray]]] = {
+    "precision": (metrics.condensed_precision_at_k, batch.condensed_precision_at_k),
+    "recall": (metrics.condensed_recall_at_k, batch.condensed_recall_at_k),
+    "hit": (metrics.condensed_hit_at_k, batch.condensed_hit_at_k),
+    "mrr": (metrics.condensed_reciprocal_rank, batch.condensed_reciprocal_rank),
+    "ndcg": (metrics.condensed_ndcg_at_k, batch.condensed_ndcg_at_k),
+    "ndcg_exp": (metrics.condensed_ndcg_exp_at_k, batch.condensed_ndcg_exp_at_k),
+    "map": (metrics.condensed_average_precision, batch.condensed_average_precision),
+    "rprec": (metrics.condensed_r_precision, batch.condensed_r_precision),
+    "bpref": (metrics.condensed_bpref, batch.condensed_bpref),
+}
+
+
+def _condensed(plain: MetricRecord) -> MetricRecord:
+    """`plain`'s condensed variant `<name>_j`: trec_eval's names with -J, no ranx names."""
+    per_question, batch_function = _CONDENSED[plain.name]
+    return MetricRecord(
+        f"{plain.name}_j",
+        plain.cutoff,
+        per_question,
+        batch_function,
+        trec_eval=plain.trec_eval,
+        trec_eval_at_k=plain.trec_eval_at_k,
+        aliases=tuple(f"{alias}_j" for alias in plain.aliases),
+        graded=plain.graded,
+        judged_docs_only=True,
+    )
+
+
 REGISTRY: dict[str, MetricRecord] = {
-    record.name: record
-    for record in [
-        MetricRecord(
-            "precision",
-            "required",
-            metrics.precision_at_k,
-            batch.precision_at_k,
-            trec_eval_at_k="P_{k}",
-            ranx_at_k="precision@{k}",
-            aliases=("p",),
-        ),
-        MetricRecord(
-            "recall",
-            "required",
-            metrics.recall_at_k,
-            batch.recall_at_k,
-            trec_eval_at_k="recall_{k}",
-            ranx_at_k="recall@{k}",
-            aliases=("r",),
-        ),
-        MetricRecord(
-            "hit",
-            "required",
-            metrics.hit_at_k,
-            batch.hit_at_k,
-            trec_eval_at_k="success_{k}",
-            ranx_at_k="hit_rate@{k}",
-            aliases=("success",),
-        ),
-        MetricRecord(
-            "mrr",
-            "optional",
-            metrics.reciprocal_rank,
-            batch.reciprocal_rank,
-            trec_eval="recip_rank",  # with a cutoff: trec_eval has none (recip_rank of the top k)
-            ranx="mrr",
-            ranx_at_k="mrr@{k}",
-            aliases=("rr", "recip_rank"),
-        ),
-        MetricRecord(
-            "ndcg",
-            "optional",
-            metrics.ndcg_at_k,
-            batch.ndcg_at_k,
-            trec_eval="ndcg",
-            trec_eval_at_k="ndcg_cut_{k}",
-            ranx="ndcg",
-            ranx_at_k="ndcg@{k}",
-            aliases=("ndcg_cut",),
-            graded=True,
-        ),
-        MetricRecord(
-            "ndcg_exp",
-            "optional",
-            metrics.ndcg_exp_at_k,
-            batch.ndcg_exp_at_k,
-            ranx="ndcg_burges",
-            ranx_at_k="ndcg_burges@{k}",
-            graded=True,
-        ),
-        MetricRecord(
-            "map",
-            "optional",
-            metrics.average_precision,
-            batch.average_precision,
-            trec_eval="map",
-            trec_eval_at_k="map_cut_{k}",
-            ranx="map",
-            ranx_at_k="map@{k}",
-            aliases=("ap",),
-        ),
-        MetricRecord(
-            "rprec",
-            "none",
-            metrics.r_precision,
-            batch.r_precision,
-            trec_eval="Rprec",
-            ranx="r-precision",
-            aliases=("r-prec", "r-precision"),
-        ),
-    ]
+    record.name: record for record in [*_PLAIN, _JUDGED, *(_condensed(plain) for plain in _PLAIN)]
 }
 _ALIASES = {alias: record.name for record in REGISTRY.values() for alias in record.aliases}
 _PATTERN = re.compile(r"^\s*([A-Za-z_-]+)\s*(?:@\s*(\d+))?\s*$")
@@ -183,8 +231,15 @@ class Metric:
 
     @property
     def trec_eval(self) -> str | None:
-        """trec_eval's name for this metric at this cutoff (`ndcg_cut_10`); None if it has none."""
+        """trec_eval's name for this metric at this cutoff (`ndcg_cut_10`); None if it has none.
+        The condensed variants have the plain metric's name: run trec_eval with -J for them
+        (`judged_docs_only`)."""
         return _at(self.record.trec_eval if self.k is None else self.record.trec_eval_at_k, self.k)
+
+    @property
+    def judged_docs_only(self) -> bool:
+        """Whether trec_eval computes `trec_eval` only when run with -J (a condensed `_j` variant)."""
+        return self.record.judged_docs_only
 
     @property
     def ranx(self) -> str | None:
@@ -192,10 +247,10 @@ class Metric:
         return _at(self.record.ranx if self.k is None else self.record.ranx_at_k, self.k)
 
     def __call__(self, ranking: Ranking, qrels: Qrels, relevance_level: int = 1) -> float:
-        """This metric of one ranking; `relevance_level` as trec_eval's `-l` (graded metrics
-        ignore it: MetricRecord.graded)."""
+        """This metric of one ranking; `relevance_level` as trec_eval's `-l` (graded metrics and
+        judged@k ignore it: MetricRecord.takes_level)."""
         function = self.record.per_question
-        level = {} if self.record.graded else {"relevance_level": relevance_level}
+        level = {"relevance_level": relevance_level} if self.record.takes_level else {}
         return (
             function(ranking, qrels, **level) if self.k is None else function(ranking, qrels, self.k, **level)
         )

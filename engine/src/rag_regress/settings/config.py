@@ -30,6 +30,7 @@ from .schema import (
     EvalFile,
     ExecutorSettings,
     GateSettings,
+    GoldenSettings,
     RetrievalSettings,
     RunSettings,
     StatsSettings,
@@ -61,6 +62,9 @@ class Config:
     sweep: SweepSettings = field(default_factory=SweepSettings)  # [sweep]: the grid `sweep` tries
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)  # [executor]: where work runs
     system: SystemSettings = field(default_factory=SystemSettings)  # [system]: the team's factories
+    # [golden]: what `golden generate` asks of its server. Not `golden`: that name has always
+    # been the golden set's path ([data] golden, below).
+    golden_settings: GoldenSettings = field(default_factory=GoldenSettings)
     text: str = field(default="", repr=False, compare=False)  # eval.toml as read
     # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
     # resolve symlinks, and an output written through one must be noticed (see `as_written`).
@@ -133,6 +137,7 @@ OUTPUTS: dict[tuple[str, str], Any] = {
     ("judge", "cache"): JudgeTable,
     ("sweep", "markdown"): SweepSettings,
     ("sweep", "html"): SweepSettings,
+    ("golden", "candidates"): GoldenSettings,
 }
 
 
@@ -187,6 +192,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         model_line=line_of(text, ("judge", "model")),
     )
     tables = {name: getattr(file, name) for name in EvalFile.model_fields}
+    tables["golden_settings"] = tables.pop("golden")  # Config.golden is [data] golden's path
     return Config(
         **{**tables, "judge": judge},
         path=path.resolve(),

@@ -504,6 +504,108 @@ class SweepSettings:
         return self
 
 
+# The kinds of question `golden generate` writes, in the order a plan cycles through them
+# (golden/generate.py describes each).
+GoldenKind = Literal["single", "two-passage", "unanswerable", "terse", "acronym", "users-words"]
+GOLDEN_KINDS: tuple[GoldenKind, ...] = (
+    "single",
+    "two-passage",
+    "unanswerable",
+    "terse",
+    "acronym",
+    "users-words",
+)
+
+
+@dataclass(frozen=True, config=TABLE)
+class GoldenSettings:
+    """[golden]: how `golden generate` writes candidate golden questions from the corpus through
+    an OpenAI-compatible chat-completions API (golden/generate.py). Only that command reads it."""
+
+    base_url: StrictStr | None = Field(
+        default=None,
+        examples=["http://127.0.0.1:8000/v1"],
+        description="the server's OpenAI-compatible API, up to /v1 (required by `golden generate`); "
+        "requests go to {base_url}/chat/completions",
+    )
+    model: StrictStr | None = Field(
+        default=None, description="the model the server serves (required by `golden generate`)"
+    )
+    api_key_env: StrictStr = Field(
+        default="OPENAI_API_KEY",
+        description="the name of the environment variable holding the API key (never the key itself); "
+        "unset or empty: no key is sent",
+    )
+    timeout: StrictFloat = Field(
+        default=60.0,
+        ge=0,
+        le=3600,
+        description="seconds a request waits to connect, or for the server's next data, before it is "
+        "retried (0: no limit)",
+    )
+    concurrency: StrictInt = Field(default=4, ge=1, le=256, description="requests in flight at once")
+    retries: StrictInt = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="attempts more after a 429, a 5xx, a timeout or a connection error; then the "
+        "command stops (exit 2), keeping the candidates written",
+    )
+    backoff: StrictFloat = Field(
+        default=1.0, ge=0, le=60, description="seconds before the first retry, doubled before each next"
+    )
+    rate_limit: StrictFloat = Field(
+        default=0.0, ge=0, le=100_000, description="requests a second at most (0: no limit)"
+    )
+    temperature: StrictFloat = Field(default=0.7, ge=0, le=2, description="the sampling temperature")
+    seed: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=2**31 - 1,
+        description="picks the documents of each slot (same corpus, seed and count: same plan); slot "
+        "i's request sends seed + i",
+    )
+    count: StrictInt = Field(
+        default=50,
+        ge=1,
+        le=100_000,
+        description="slots in the plan: candidates asked for, dropped ones included",
+    )
+    kinds: Annotated[list[GoldenKind], Field(min_length=1), AfterValidator(_unique)] = Field(
+        default_factory=lambda: list(GOLDEN_KINDS),
+        description="the kinds of question, cycled through in this order slot by slot (default: all six)",
+    )
+    candidates: SettingsPath = Field(
+        default=Path("evals/candidates.jsonl"),
+        description="where candidates are appended, one line each (never the golden set); a rerun "
+        "with the same seed resumes it",
+    )
+    near_duplicate: StrictFloat = Field(
+        default=0.8,
+        ge=0.5,
+        le=1,
+        description="a candidate whose question's word set has at least this Jaccard similarity "
+        "with a golden question's or an earlier candidate's is dropped",
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_address(cls, url: str | None) -> str | None:
+        return JudgeTable._an_address(url)  # the same rule as [judge] base_url: no user:password@
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, name: str) -> str:
+        return JudgeTable._a_variable_name(name)
+
+    @field_validator("model")
+    @classmethod
+    def _not_blank(cls, model: str | None) -> str | None:
+        if model is not None and not model.strip():
+            raise ValueError("must not be blank (the name of the model the server serves)")
+        return model
+
+
 class EvalFile(BaseModel):
     """The whole of eval.toml: its tables. [retriever] and [generation] are free-form: each
     retriever and generator validates its own options."""
@@ -523,6 +625,7 @@ class EvalFile(BaseModel):
     executor: ExecutorSettings
     display: DisplaySettings
     sweep: SweepSettings
+    golden: GoldenSettings
 
     @model_validator(mode="before")
     @classmethod

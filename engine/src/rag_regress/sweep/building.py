@@ -95,7 +95,7 @@ class Evaluator:
         if missing:
             ranked = retrieve_all(retriever, missing, self.corpus, self.config.depth, source or self.golden)
             judged = judge_rankings(
-                [[hit.doc_id for hit in hits] for hits in ranked], [q.relevant for q in missing]
+                [[hit.doc_id for hit in hits] for hits in ranked], [q.qrels for q in missing]
             )
             column = compute(judged, [self.metric])[str(self.metric)]
             for question, value in zip(missing, column, strict=True):

@@ -1,0 +1,277 @@
+"""The grading page: one self-contained HTML file in which a person grades documents for
+questions, accepts or rejects generated candidates, edits them and adds questions, then
+downloads the judgments as JSON Lines for `rag-regress add-judgments`.
+
+`page_items` gathers what there is to grade: every candidate of a candidates file (its source
+documents, pre-graded), every question of a pool file (the documents a retriever ranked but
+nobody judged, next to those already judged) and, on request, every golden question with its
+judged documents. `write_page` writes them into page.html, the template next to this module.
+
+Files read (JSON Lines):
+  candidates  {"id": "cand-0007", "status": "candidate" | "dropped", "question": "...",
+               "relevant": {"doc-id": 3}, "passages": [{"doc", "start", "end", "grade"}],
+               "reference", "nuggets", "answerable", "kind", "provenance", ...}
+  pool        {"id": "q07", "question": "...", "docs": [{"doc": "doc-id", "in": ["baseline"]}]}
+The file the page downloads: a header {"format": "rag-regress-judgments", "version": 1, "by",
+"at", "page"}, then one line per item the grader touched: {"id", "origin", "status", "question",
+"answerable", ["reference", "nuggets",] "judgments": {"doc-id": 0..3}[, "passages", "provenance"]}.
+
+The page runs with no network and no server, opened from disk: the data travels inside it as
+JSON in a `<script type="application/json">` element, with `<`, `>` and `&` escaped so that a
+document containing `</script>` cannot end that element, and the page's script inserts every
+piece of it as text (never as HTML).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from ..api import Document
+from ..errors import EvalInputError
+from ..inputs.data import MAX_GRADE, Question
+from ..inputs.files import write_atomic
+from ..inputs.reading import QUESTIONS_LIMIT, parse_json, read_data
+
+TEXT_LIMIT = 4_000  # characters of a document's text shown; a longer one is cut around its passage
+INDEX_LIMIT = 50_000  # corpus documents offered by the add-question form's picker
+WHY_SOURCE, WHY_JUDGED = "source passage", "judged"
+WHY_POOL = {"baseline": "in the baseline's top k", "candidate": "in the candidate's top k"}
+
+# Characters that could end the data's <script> element or that JavaScript source once could
+# not hold: written as \u escapes, which JSON.parse reads back as the same characters.
+_UNSAFE = re.compile("[<>&\u2028\u2029]")
+
+
+def _fail(path: Path, number: int, problem: str, fix: str) -> EvalInputError:
+    return EvalInputError(path, problem, fix, number)
+
+
+def _lines(path: Path, what: str, fix: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of the JSON Lines file `path`."""
+    raw = read_data(path, what, limit=QUESTIONS_LIMIT, missing_fix=fix)
+    found = []
+    # bytes.splitlines splits at \n and \r only: U+2028 inside a JSON string stays in its line.
+    for number, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _fail(
+                path, number, f"not valid UTF-8 (byte {error.start + 1})", "save it as UTF-8"
+            ) from None
+        value = parse_json(text, path, "write exactly one JSON object per line", number)
+        if not isinstance(value, dict):
+            raise _fail(
+                path,
+                number,
+                f"expected a JSON object, got {type(value).__name__}",
+                "write one object per line",
+            )
+        found.append((number, value))
+    return found
+
+
+def _need(path: Path, number: int, line: dict[str, Any], keys: tuple[str, ...], fix: str) -> None:
+    missing = [key for key in keys if key not in line]
+    if missing:
+        raise _fail(path, number, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}; {fix}")
+
+
+def _doc_id(path: Path, number: int, value: Any, corpus: dict[str, Document], where: str, fix: str) -> str:
+    if not isinstance(value, str) or value not in corpus:
+        raise _fail(path, number, f"{where}: document {value!r:.80} is not in the corpus", fix)
+    return value
+
+
+def _candidate(path: Path, number: int, line: dict[str, Any], corpus: dict[str, Document]) -> dict[str, Any]:
+    """The page's item for one "candidate" line of a candidates file, checked."""
+    fix = "`rag-regress golden generate` writes every key; regenerate the line"
+    unknown = "fix the id, or regenerate the candidates from this corpus (`rag-regress golden generate`)"
+    _need(path, number, line, ("question", "relevant"), fix)
+    question = line["question"]
+    if not isinstance(question, str) or not question.strip():
+        raise _fail(path, number, f"'question' must be a non-empty string, got {question!r:.60}", fix)
+    relevant = line["relevant"]
+    if not isinstance(relevant, dict):
+        raise _fail(path, number, f"'relevant' must map document ids to grades, got {relevant!r:.60}", fix)
+    for doc, grade in relevant.items():
+        _doc_id(path, number, doc, corpus, "relevant", unknown)
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
+            raise _fail(path, number, f"grade of {doc!r} must be 1 to {MAX_GRADE}, got {grade!r:.20}", fix)
+    passages = line.get("passages", [])
+    spans: dict[str, list[tuple[int, int]]] = {}
+    if not isinstance(passages, list):
+        raise _fail(path, number, f"'passages' must be a list, got {passages!r:.60}", fix)
+    for entry in passages:
+        if not isinstance(entry, dict):
+            raise _fail(path, number, f"each passage must be an object, got {entry!r:.60}", fix)
+        doc = _doc_id(path, number, entry.get("doc"), corpus, "passage", unknown)
+        start: Any = entry.get("start")  # checked on the next lines
+        end: Any = entry.get("end")
+        length = len(corpus[doc].text)
+        whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+        if doc not in relevant or not whole or not 0 <= start < end <= length:
+            raise _fail(
+                path,
+                number,
+                f"passage in {doc!r}: start={start!r:.20}, end={end!r:.20} must be offsets inside its text "
+                f"({length} characters) of one of the candidate's relevant documents",
+                fix,
+            )
+        spans.setdefault(doc, []).append((start, end))
+    reference, nuggets = line.get("reference"), line.get("nuggets", [])
+    if reference is not None and not isinstance(reference, str):
+        raise _fail(path, number, f"'reference' must be a string or null, got {reference!r:.60}", fix)
+    if not isinstance(nuggets, list) or not all(
+        isinstance(n, dict) and isinstance(n.get("text"), str) and isinstance(n.get("vital", True), bool)
+        for n in nuggets
+    ):
+        raise _fail(path, number, f"'nuggets' must be a list of {{text, vital}}, got {nuggets!r:.60}", fix)
+    answerable = line.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise _fail(path, number, f"'answerable' must be true or false, got {answerable!r:.20}", fix)
+    return {
+        "id": line["id"],
+        "origin": "candidate",
+        "kind": str(line.get("kind", "")),
+        "question": question,
+        "answerable": answerable,
+        "reference": reference,
+        "nuggets": [{"text": n["text"], "vital": n.get("vital", True)} for n in nuggets],
+        "passages": passages,
+        "provenance": line.get("provenance", {}),
+        "docs": [
+            _doc(corpus[doc], grade, [WHY_SOURCE], spans.get(doc, [])) for doc, grade in relevant.items()
+        ],
+    }
+
+
+def _candidates(path: Path, corpus: dict[str, Document]) -> list[dict[str, Any]]:
+    """The items of a candidates file: its "candidate" lines (a "dropped" one is skipped)."""
+    items: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, line in _lines(path, "candidates", "run `rag-regress golden generate`, or fix the path"):
+        _need(path, number, line, ("id", "status"), "each line is one candidate")
+        ident, status = line["id"], line["status"]
+        if not isinstance(ident, str) or not ident.strip() or ident in seen:
+            why = f"first used on line {seen[ident]}" if ident in seen else "not a non-empty string"
+            raise _fail(path, number, f"id {ident!r:.60} is {why}", "give every candidate its own id")
+        seen[ident] = number
+        if status not in ("candidate", "dropped"):
+            raise _fail(path, number, f"status {status!r:.40} is unknown", 'use "candidate" or "dropped"')
+        if status == "candidate":
+            items.append(_candidate(path, number, line, corpus))
+    return items
+
+
+def _pool(
+    path: Path, corpus: dict[str, Document], golden: dict[str, Question]
+) -> dict[str, dict[str, list[str]]]:
+    """{question id: {unjudged document: why it is shown}} from a pool file, checked."""
+    pooled: dict[str, dict[str, list[str]]] = {}
+    fix = "regenerate it with `rag-regress pool` from this golden set"
+    for number, line in _lines(path, "pool", "run `rag-regress pool`, or fix the path"):
+        _need(path, number, line, ("id", "docs"), fix)
+        ident, docs = line["id"], line["docs"]
+        if not isinstance(ident, str) or ident not in golden:
+            raise _fail(path, number, f"question {ident!r:.60} is not in the golden set", fix)
+        if not isinstance(docs, list):
+            raise _fail(path, number, f"'docs' must be a list, got {docs!r:.60}", fix)
+        shown = pooled.setdefault(ident, {})
+        for entry in docs:
+            if not isinstance(entry, dict) or "doc" not in entry:
+                raise _fail(path, number, f'each of \'docs\' must be {{"doc", "in"}}, got {entry!r:.60}', fix)
+            doc = _doc_id(path, number, entry["doc"], corpus, "docs", fix)
+            where = entry.get("in", [])
+            if not isinstance(where, list) or not set(where) <= WHY_POOL.keys():
+                raise _fail(path, number, f"'in' of {doc!r} must list baseline and/or candidate", fix)
+            reasons = shown.setdefault(doc, [])
+            reasons += [WHY_POOL[run] for run in sorted(where) if WHY_POOL[run] not in reasons]
+    return pooled
+
+
+def _doc(
+    document: Document, grade: int | None, why: list[str], spans: list[tuple[int, int]]
+) -> dict[str, Any]:
+    """A document as the page shows it: its text, cut to TEXT_LIMIT characters around the first
+    passage, the passages' offsets into what is shown, its grade (None: unjudged), why shown."""
+    text, first = document.text, 0
+    if len(text) > TEXT_LIMIT:
+        anchor = min(start for start, _ in spans) if spans else 0
+        first = max(0, min(anchor - 200, len(text) - TEXT_LIMIT))  # some context before the passage
+        text = text[first : first + TEXT_LIMIT]
+    marks = [[max(s - first, 0), min(e - first, len(text))] for s, e in sorted(spans)]
+    return {
+        "id": document.id,
+        "title": document.title,
+        "text": text,
+        "start": first,  # where the shown text starts in the whole one: the page marks a cut
+        "length": len(document.text),
+        # Offsets count code points (Python's), which the page counts the same way.
+        "marks": [mark for mark in marks if mark[0] < mark[1]],
+        "grade": grade,
+        "why": why,
+    }
+
+
+def _question(
+    question: Question, corpus: dict[str, Document], unjudged: dict[str, list[str]]
+) -> dict[str, Any]:
+    """A golden question's item: the pooled documents nobody judged, then those judged."""
+    qrels = question.qrels
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for passage in question.passages:
+        spans.setdefault(passage.doc, []).append((passage.start, passage.end))
+    docs = [_doc(corpus[doc], None, why, []) for doc, why in unjudged.items() if doc not in qrels]
+    docs += [_doc(corpus[doc], grade, [WHY_JUDGED], spans.get(doc, [])) for doc, grade in qrels.items()]
+    return {
+        "id": question.id,
+        "origin": "question",
+        "question": question.question,
+        "answerable": question.answerable,
+        "reference": question.reference,
+        "nuggets": [{"text": n.text, "vital": n.vital} for n in question.nuggets],
+        "docs": docs,
+    }
+
+
+def page_items(
+    corpus: dict[str, Document],
+    golden: list[Question],
+    *,
+    candidates: Path | None = None,
+    pool: Path | None = None,
+    include_golden: bool = False,
+) -> list[dict[str, Any]]:
+    """What the page offers to grade, in order: the candidates, the pooled questions, then
+    (`include_golden`) every other golden question. EvalInputError names the file, line and fix
+    for a bad line of either file."""
+    items = _candidates(candidates, corpus) if candidates is not None else []
+    by_id = {question.id: question for question in golden}
+    pooled = _pool(pool, corpus, by_id) if pool is not None else {}
+    items += [_question(by_id[ident], corpus, docs) for ident, docs in pooled.items()]
+    if include_golden:
+        items += [_question(question, corpus, {}) for question in golden if question.id not in pooled]
+    return items
+
+
+def _inert_json(value: Any) -> str:
+    return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def write_page(path: Path, items: list[dict[str, Any]], corpus: dict[str, Document], title: str) -> None:
+    """Write the grading page for `items` to `path` (atomically): one HTML file that needs
+    nothing else, holding the items and the ids and titles of up to INDEX_LIMIT corpus
+    documents (the add-question form picks documents from them)."""
+    index = [[doc.id, doc.title[:200]] for doc in list(corpus.values())[:INDEX_LIMIT]]
+    data = {"title": title, "items": items, "corpus": index, "corpus_size": len(corpus)}
+    template = files(__package__ or "rag_regress.golden").joinpath("page.html").read_text(encoding="utf-8")
+    values = {"TITLE": escape(title), "DATA": _inert_json(data)}
+    # One pass over the template: text put in for one marker is never searched for the other.
+    write_atomic(path, re.sub(r"__(TITLE|DATA)__", lambda match: values[match.group(1)], template))

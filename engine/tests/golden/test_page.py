@@ -1,0 +1,436 @@
+"""The grading page: what page_items gathers and refuses, that write_page's page keeps data
+inert, and, in a real headless Chromium, that a grader's keys, clicks and form end up in the
+downloaded judgments file exactly as the format says (and survive a reload).
+
+The browser tests need Chromium (`apt-get install chromium`; Playwright's own download is
+never used) and the playwright package; without either they are skipped, saying which.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from conftest import ENGINE_ROOT
+from rag_regress.api import Document
+from rag_regress.errors import EvalInputError
+from rag_regress.golden.page import TEXT_LIMIT, page_items, write_page
+from rag_regress.inputs.data import Passage, Question, load_corpus, load_golden
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Dialog, Page
+
+DEMO = Path(__file__).parents[1] / "demo" / "evals"
+TWO_FA, LOST, SSO, SCIM = (
+    "set-up-two-factor-authentication",
+    "recover-account-lost-2fa-device",
+    "single-sign-on-saml",
+    "scim-user-provisioning",
+)
+EVIL = "</script><script>alert(1)</script>"
+CLEAR_QUESTION = "Clear every grade"  # how "Clear saved work" asks before it forgets
+_spec = importlib.util.spec_from_file_location("screenshot_tool", ENGINE_ROOT / "tools" / "screenshot.py")
+assert _spec is not None and _spec.loader is not None
+screenshot_tool = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(screenshot_tool)
+# Chromium kept off the network and out of the user's profile, as tools/screenshot.py runs it
+# (Playwright adds its own headless switch).
+FLAGS = [flag for flag in screenshot_tool.FLAGS if flag != "--headless"]
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, Document]:
+    return load_corpus(DEMO / "corpus.jsonl")
+
+
+@pytest.fixture(scope="module")
+def golden(corpus: dict[str, Document]) -> list[Question]:
+    return load_golden(DEMO / "golden.jsonl", corpus)
+
+
+def candidate(ident: str, relevant: dict[str, int], **keys: Any) -> dict[str, Any]:
+    """A candidates-file line as `rag-regress golden generate` writes it."""
+    line: dict[str, Any] = {
+        "id": ident,
+        "slot": int(ident[-4:]),
+        "status": "candidate",
+        "why": None,
+        "kind": "single",
+        "question": f"question of {ident}",
+        "answerable": True,
+        "reference": f"reference of {ident}",
+        "nuggets": [{"text": "a fact", "vital": True}],
+        "relevant": relevant,
+        "passages": [],
+        "provenance": {"generator": "rag-regress golden generate", "model": "m", "seed": 0, "slot": 1},
+    }
+    return line | keys
+
+
+def jsonl(path: Path, lines: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def candidates(tmp_path: Path, corpus: dict[str, Document]) -> Path:
+    start = corpus[TWO_FA].text.index("Profile > Security")
+    passage = {"doc": TWO_FA, "start": start, "end": start + 18, "grade": 3}
+    return jsonl(
+        tmp_path / "candidates.jsonl",
+        [
+            candidate("cand-0001", {TWO_FA: 3}, passages=[passage], question="Where do I turn on 2FA?"),
+            candidate("cand-0002", {}, status="dropped", why="a near duplicate of q01"),
+            candidate("cand-0003", {SSO: 3, SCIM: 3}, kind="two-passage"),
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def pooled(corpus: dict[str, Document], golden: list[Question]) -> list[str]:
+    """Four documents nobody judged for q01, the pool file's question."""
+    return [doc for doc in corpus if doc not in golden[0].qrels][:4]
+
+
+@pytest.fixture
+def pool(tmp_path: Path, pooled: list[str]) -> Path:
+    docs = [{"doc": pooled[0], "in": ["baseline"]}, {"doc": pooled[1], "in": ["candidate"]}]
+    docs += [{"doc": pooled[2], "in": ["baseline", "candidate"]}, {"doc": pooled[3], "in": ["baseline"]}]
+    return jsonl(tmp_path / "pool.jsonl", [{"id": "q01", "question": "turn on 2FA", "docs": docs}])
+
+
+# ---- page_items ----
+
+
+def test_items_are_candidates_then_pooled_then_golden_questions(
+    corpus: dict[str, Document], golden: list[Question], candidates: Path, pool: Path, pooled: list[str]
+) -> None:
+    items = page_items(corpus, golden, candidates=candidates, pool=pool, include_golden=True)
+    assert [item["id"] for item in items[:4]] == ["cand-0001", "cand-0003", "q01", "q02"]  # dropped: skipped
+    assert len(items) == 2 + len(golden)
+    first = items[0]
+    assert first["origin"] == "candidate" and first["question"] == "Where do I turn on 2FA?"
+    [doc] = first["docs"]
+    assert (doc["id"], doc["grade"], doc["why"]) == (TWO_FA, 3, ["source passage"])
+    assert [doc["text"][s:e] for s, e in doc["marks"]] == ["Profile > Security"]
+    assert doc["title"] == corpus[TWO_FA].title and doc["text"] == corpus[TWO_FA].text
+    shown = {doc["id"]: (doc["grade"], doc["why"]) for doc in items[2]["docs"]}
+    assert shown == {
+        pooled[0]: (None, ["in the baseline's top k"]),
+        pooled[1]: (None, ["in the candidate's top k"]),
+        pooled[2]: (None, ["in the baseline's top k", "in the candidate's top k"]),
+        pooled[3]: (None, ["in the baseline's top k"]),
+        **{doc: (grade, ["judged"]) for doc, grade in golden[0].qrels.items()},  # 0: judged not relevant
+    }
+    assert shown[TWO_FA] == (3, ["judged"])
+    assert items[2]["reference"] == golden[0].reference  # shown to the grader as context
+
+
+def test_a_pooled_document_judged_since_shows_as_judged(
+    corpus: dict[str, Document], golden: list[Question], pool: Path, pooled: list[str]
+) -> None:
+    first = golden[0]
+    golden = [dataclasses.replace(first, not_relevant=[*first.not_relevant, pooled[1]]), *golden[1:]]
+    [item] = page_items(corpus, golden, pool=pool)
+    grades = {doc["id"]: doc["grade"] for doc in item["docs"]}
+    assert grades == {pooled[0]: None, pooled[2]: None, pooled[3]: None, **first.qrels, pooled[1]: 0}
+    assert page_items(corpus, golden) == []  # nothing asked for, nothing shown
+
+
+def test_a_long_text_is_cut_around_its_passage(tmp_path: Path) -> None:
+    text = "".join(f"sentence {n}. " for n in range(2_000))  # about 27,000 characters
+    start = text.index("sentence 1500.")
+    corpus = {"long": Document("long", text, "A long page")}
+    question = Question("q1", "where is 1500?", {"long": 3}, passages=[Passage("long", start, start + 14, 3)])
+    [item] = page_items(corpus, [question], include_golden=True)
+    [doc] = item["docs"]
+    assert len(doc["text"]) == TEXT_LIMIT and doc["length"] == len(text)
+    assert doc["text"] == text[doc["start"] : doc["start"] + TEXT_LIMIT]
+    assert [doc["text"][s:e] for s, e in doc["marks"]] == ["sentence 1500."]
+
+
+BAD_CANDIDATES = [
+    ("{not json", "not valid JSON"),
+    (json.dumps({"id": "cand-0009", "status": "candidate", "relevant": {}}), "missing key(s): question"),
+    (json.dumps(candidate("cand-0009", {"no-such-doc": 3})), "'no-such-doc' is not in the corpus"),
+    (
+        json.dumps(candidate("cand-0009", {TWO_FA: 3}, passages=[{"doc": TWO_FA, "start": 5, "end": 9999}])),
+        "offsets",
+    ),
+    (json.dumps(candidate("cand-0009", {TWO_FA: 3}, status="maybe")), "status 'maybe'"),
+    (json.dumps(candidate("cand-0001", {TWO_FA: 3})), "first used on line 1"),
+]
+
+
+@pytest.mark.parametrize(("bad", "problem"), BAD_CANDIDATES)
+def test_a_bad_candidate_line_names_the_file_the_line_and_a_fix(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question], bad: str, problem: str
+) -> None:
+    path = tmp_path / "candidates.jsonl"
+    path.write_text(json.dumps(candidate("cand-0001", {TWO_FA: 3})) + "\n\n" + bad + "\n", encoding="utf-8")
+    with pytest.raises(EvalInputError) as caught:
+        page_items(corpus, golden, candidates=path)
+    assert (caught.value.path, caught.value.line) == (str(path), 3)
+    assert problem in caught.value.problem and caught.value.fix
+    assert "candidates.jsonl:3: " in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ({"id": "q999", "question": "?", "docs": []}, "'q999' is not in the golden set"),
+        ({"id": "q01", "question": "?"}, "missing key(s): docs"),
+        ({"id": "q01", "docs": [{"doc": "gone", "in": ["baseline"]}]}, "'gone' is not in the corpus"),
+        ({"id": "q01", "docs": [{"doc": SSO, "in": ["mine"]}]}, "baseline and/or candidate"),
+    ],
+)
+def test_a_bad_pool_line_names_the_file_the_line_and_a_fix(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question], bad: dict[str, Any], problem: str
+) -> None:
+    path = jsonl(tmp_path / "pool.jsonl", [{"id": "q02", "docs": [{"doc": SSO, "in": ["baseline"]}]}, bad])
+    with pytest.raises(EvalInputError) as caught:
+        page_items(corpus, golden, pool=path)
+    assert (caught.value.path, caught.value.line) == (str(path), 2)
+    assert problem in caught.value.problem and "rag-regress pool" in caught.value.fix
+
+
+def test_a_missing_candidates_file_says_how_to_make_one(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question]
+) -> None:
+    with pytest.raises(EvalInputError, match="does not exist") as caught:
+        page_items(corpus, golden, candidates=tmp_path / "nope.jsonl")
+    assert "golden generate" in caught.value.fix
+
+
+# ---- write_page ----
+
+DATA = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.S)
+
+
+def evil_page(tmp_path: Path, corpus: dict[str, Document], golden: list[Question]) -> Path:
+    """A page whose data holds `</script>` in a document's text, a title and a question."""
+    corpus = {**corpus, "evil": Document("evil", f"before {EVIL} after & \u2028 done", f"title {EVIL}")}
+    question = Question("q-evil", f"what about {EVIL}?", {"evil": 3, TWO_FA: 1})
+    path = tmp_path / "page.html"
+    write_page(
+        path, page_items(corpus, [question, *golden[:2]], include_golden=True), corpus, f"Grading {EVIL}"
+    )
+    return path
+
+
+def test_data_holding_script_tags_stays_inert(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question]
+) -> None:
+    path = evil_page(tmp_path, corpus, golden)
+    html = path.read_text(encoding="utf-8")
+    template = (Path(__file__).parents[2] / "src/rag_regress/golden/page.html").read_text(encoding="utf-8")
+    assert html.count("<script") == template.count("<script") == 2  # the data's and the page's own
+    assert "alert(1)</script>" not in html and "\u2028" not in html
+    assert "<title>Grading &lt;/script&gt;&lt;script&gt;" in html
+    [raw] = DATA.findall(html)
+    data = json.loads(raw)
+    assert data["title"] == f"Grading {EVIL}"
+    [evil] = [doc for doc in data["items"][0]["docs"] if doc["id"] == "evil"]
+    assert evil["text"] == f"before {EVIL} after & \u2028 done"
+    assert ["evil", f"title {EVIL}"] in data["corpus"] and data["corpus_size"] == len(corpus) + 1
+
+
+def test_the_page_is_replaced_in_one_step(tmp_path: Path, corpus: dict[str, Document]) -> None:
+    path = tmp_path / "out" / "page.html"
+    path.parent.mkdir()
+    path.write_text("old", encoding="utf-8")
+    write_page(path, [], corpus, "Empty")
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in path.parent.iterdir()] == ["page.html"]  # no temporary file left
+
+
+# ---- in a real browser ----
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("no chromium on PATH: `apt-get install chromium`")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright not installed: `pip install playwright` (no `playwright install` needed)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=FLAGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab in a fresh profile (its own localStorage). A script error, or any dialog but
+    "Clear saved work"'s question (which is accepted), fails the test: alert(1) would show here."""
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1200, "height": 900})
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+
+    def answer(dialog: Dialog) -> None:
+        if not dialog.message.startswith(CLEAR_QUESTION):
+            errors.append(f"unexpected dialog: {dialog.message}")
+        dialog.accept()
+
+    tab.on("dialog", answer)
+    yield tab
+    context.close()
+    assert errors == []
+
+
+def download(page: Page) -> tuple[str, list[dict[str, Any]]]:
+    """Click "Download JSONL": the file's suggested name and its lines, parsed."""
+    with page.expect_download() as started:
+        page.click("#download")
+    saved = started.value.path()
+    lines = Path(saved).read_text(encoding="utf-8").splitlines()
+    return started.value.suggested_filename, [json.loads(line) for line in lines]
+
+
+def test_grading_with_keys_and_the_form_downloads_exact_judgments(
+    tmp_path: Path,
+    corpus: dict[str, Document],
+    golden: list[Question],
+    candidates: Path,
+    pool: Path,
+    pooled: list[str],
+    page: Page,
+) -> None:
+    path = tmp_path / "grade.html"
+    write_page(path, page_items(corpus, golden, candidates=candidates, pool=pool), corpus, "Demo grading")
+    page.goto(path.as_uri())
+    assert page.text_content("#progress") == "0 of 3 graded"
+    # Typed into a field, "a", "r" and "n" are letters of a name, not commands.
+    page.locator("#name").press_sequentially("Ana Rn")
+    page.keyboard.press("Escape")
+
+    # cand-0001: edit the question and the reference in place, then accept.
+    page.keyboard.press("e")
+    page.fill("#edit-question", "How do I turn on two-factor authentication?")
+    page.fill("#edit-reference", "Under Profile > Security.")
+    page.fill("#edit-nuggets", "Profile > Security\n~ authenticator app")
+    page.keyboard.press("Escape")
+    assert page.text_content("#question") == "How do I turn on two-factor authentication?"
+    page.keyboard.press("a")
+    # cand-0003: SSO is not relevant after all (0 moves on to SCIM), then reject the candidate.
+    page.keyboard.press("n")
+    page.keyboard.press("0")
+    page.keyboard.press("r")
+    # q01: grade the pooled documents by key: 3, 0, skip one, 2 (each grade moves the focus on).
+    page.keyboard.press("n")
+    for key in ["3", "0", "j", "2"]:
+        page.keyboard.press(key)
+    judged_first = next(iter(golden[0].qrels))  # shown after the pooled documents
+    assert page.locator(".doc.current h3").text_content() == corpus[judged_first].title  # focus moved on
+    page.keyboard.press("ArrowUp")
+    assert page.locator(".doc.current h3").text_content() == corpus[pooled[3]].title
+    assert page.locator(".doc.current").evaluate("card => card === document.activeElement")
+
+    # A question of one's own, from the form, its documents picked by id.
+    page.click("#add-open")
+    page.fill("#add-question", "Can owners force 2FA for everyone?")
+    page.fill("#add-reference", "Yes, on the Business plan and above.")
+    page.locator("#add-docs .pick input").nth(0).fill(TWO_FA)
+    page.click("#add-doc")
+    page.locator("#add-docs .pick input").nth(1).fill(LOST)
+    page.locator("#add-docs .pick select").nth(1).select_option("0")
+    page.click('#add-form button[type="submit"]')
+    assert page.locator("#add").evaluate("dialog => dialog.open") is False
+    assert page.text_content("#question") == "Can owners force 2FA for everyone?"
+    # Three of four: q01 still has the document skipped with "j" to grade.
+    assert page.text_content("#progress") == "3 of 4 graded (4 by you)"
+
+    name, lines = download(page)
+    assert re.fullmatch(r"judgments-\d{4}-\d\d-\d\d\.jsonl", name)
+    header, *items = lines
+    at = header.pop("at")
+    assert datetime.fromisoformat(at).tzinfo is not None
+    assert header == {"format": "rag-regress-judgments", "version": 1, "by": "Ana Rn", "page": "Demo grading"}
+    source = [json.loads(line) for line in candidates.read_text(encoding="utf-8").splitlines()]
+    assert items == [
+        {
+            "id": "cand-0001",
+            "origin": "candidate",
+            "status": "accepted",
+            "question": "How do I turn on two-factor authentication?",
+            "answerable": True,
+            "reference": "Under Profile > Security.",
+            "nuggets": [
+                {"text": "Profile > Security", "vital": True},
+                {"text": "authenticator app", "vital": False},
+            ],
+            "judgments": {TWO_FA: 3},
+            "passages": source[0]["passages"],
+            "provenance": source[0]["provenance"],
+        },
+        {
+            "id": "cand-0003",
+            "origin": "candidate",
+            "status": "rejected",
+            "question": "question of cand-0003",
+            "answerable": True,
+            "reference": "reference of cand-0003",
+            "nuggets": [{"text": "a fact", "vital": True}],
+            "judgments": {SSO: 0, SCIM: 3},
+            "passages": [],
+            "provenance": source[2]["provenance"],
+        },
+        {
+            "id": "q01",
+            "origin": "question",
+            "status": "judged",
+            "question": "turn on 2FA",
+            "answerable": True,
+            "judgments": {pooled[0]: 3, pooled[1]: 0, pooled[3]: 2},
+        },
+        {
+            "id": "new-1",
+            "origin": "added",
+            "status": "accepted",
+            "question": "Can owners force 2FA for everyone?",
+            "answerable": True,
+            "reference": "Yes, on the Business plan and above.",
+            "nuggets": [],
+            "judgments": {TWO_FA: 3, LOST: 0},
+        },
+    ]
+
+    # The work in progress lives in localStorage: a reload keeps all of it.
+    page.reload()
+    assert page.input_value("#name") == "Ana Rn"
+    assert page.text_content("#progress") == "3 of 4 graded (4 by you)"
+    assert download(page)[1][1:] == items
+
+
+def test_the_page_refuses_to_download_without_a_name_and_shows_script_tags_as_text(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question], page: Page
+) -> None:
+    page.set_viewport_size({"width": 400, "height": 800})
+    page.goto(evil_page(tmp_path, corpus, golden).as_uri())
+    assert page.evaluate("document.scripts.length") == 2  # no script element came out of the data
+    assert page.title() == f"Grading {EVIL}"
+    assert page.locator(".doc h3").first.text_content() == f"title {EVIL}"
+    assert EVIL in (page.locator(".doc .text").first.text_content() or "")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 400  # no sideways scrolling
+    page.keyboard.press("1")
+    assert page.text_content("#progress") == "3 of 3 graded (1 by you)"
+    downloads: list[object] = []
+    page.on("download", lambda started: downloads.append(started))
+    page.click("#download")
+    assert "Type your name" in (page.text_content("#message") or "")
+    assert page.evaluate("document.activeElement.id") == "name" and downloads == []
+    page.click("#clear")  # asks first (the fixture says yes), then forgets the grade
+    assert page.text_content("#progress") == "3 of 3 graded"
