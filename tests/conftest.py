@@ -188,13 +188,14 @@ def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def baseline_form(run: dict) -> dict:
     """A run report's JSON in the form `baseline` commits: the top k of each ranking, the ranks
-    of the relevant documents, the answers without their text, and none of the run's own
+    of the judged documents, the answers without their text, and none of the run's own
     counts (the `run` section: calls made, outputs cached); the engine's inputs/reports.py
     (`Report.for_baseline`) defines it."""
     k = run["settings"]["k"]
     for row in run["questions"]:
         ranked = [doc_id for doc_id, _ in row["retrieved"]]
-        row["relevant_ranks"] = {d: ranked.index(d) + 1 if d in ranked else None for d in row["relevant"]}
+        judged = [*row.get("not_relevant", []), *row["relevant"]]  # every judged document
+        row["relevant_ranks"] = {d: ranked.index(d) + 1 if d in ranked else None for d in judged}
         row["retrieved"] = row["retrieved"][:k]
         if row.get("answer"):
             row["answer"]["text"] = ""

@@ -211,8 +211,9 @@ def test_generate_review_in_the_browser_and_merge(
     assert gated.returncode == 0, output(gated)
 
 
-# Appended to the team's retriever.py: BM25's first result, then its deepest ones, which no
-# one graded (the demo's judgments cover BM25's top 5).
+# Appended to the team's retriever.py: BM25's first result, then the rest of the corpus in
+# BM25's reverse order, which no one graded (the demo's judgments cover BM25's top 5). The
+# same ranking at every depth: the generator's own searches see a prefix of it.
 DEEP = """
 
 class _Deep:
@@ -220,9 +221,9 @@ class _Deep:
         self.inner = inner
 
     def search(self, question: str, depth: int) -> list[Hit]:
-        hits = self.inner.search(question, depth)
+        hits = self.inner.search(question, 1000)
         ordered = [hits[0], *reversed(hits[1:])] if hits else []
-        return [Hit(hit.doc_id, float(len(ordered) - rank)) for rank, hit in enumerate(ordered)]
+        return [Hit(hit.doc_id, float(len(ordered) - rank)) for rank, hit in enumerate(ordered)][:depth]
 
 
 _shipped = build_retriever
@@ -256,11 +257,11 @@ def test_unjudged_documents_are_named_pooled_graded_and_merged(tmp_path: Path, p
     assert pooled.returncode == 0, output(pooled)
     pool = [json.loads(line) for line in (project / "build" / "pool.jsonl").read_text("utf-8").splitlines()]
     assert {line["id"] for line in pool} >= set(named)
-    first = pool[0]
+    # The first question with two pooled documents: its first answers it (3), its next does not.
+    at, first = next((i, line) for i, line in enumerate(pool) if len(line["docs"]) >= 2)
     assert rag(project, "grade", "--pool", "build/pool.jsonl").returncode == 0
-    # The first pooled document of the first question answers it (3); the next is not relevant.
     lines = graded_download(
-        page, project / "build" / "grade.html", ["3", "0"], tmp_path / "pool-grades.jsonl"
+        page, project / "build" / "grade.html", ["n"] * at + ["3", "0"], tmp_path / "pool-grades.jsonl"
     )
     (item,) = lines[1:]
     assert item["id"] == first["id"] and item["status"] == "judged"

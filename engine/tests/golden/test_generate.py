@@ -605,3 +605,37 @@ def test_a_bad_golden_setting_is_exit_2_at_its_line(tmp_path: Path, setting: str
     with pytest.raises(EvalInputError) as raised:
         load_config(tmp_path / "eval.toml")
     assert said in str(raised.value) and raised.value.line == text.count("\n")
+
+
+def test_a_reply_in_a_code_fence_is_read_and_json_mode_can_be_switched_off(
+    tmp_path: Path, server: Server
+) -> None:
+    def fenced(request: Received) -> Reply:
+        assert "response_format" not in request.body  # json_mode = false sends none
+        return chat("```json\n" + json.dumps(draft(request)) + "\n```")
+
+    server.default = fenced
+    config = project(tmp_path, server, json_mode=False)
+    found = generated(config, count=3)
+    assert [line["status"] for line in found] == ["candidate"] * 3, found
+    assert len(server.received) == 3
+
+
+def test_a_server_refusing_json_mode_names_the_setting_that_turns_it_off(
+    tmp_path: Path, server: Server
+) -> None:
+    def strict(request: Received) -> Reply:
+        if "response_format" in request.body:
+            return Reply(400, {"error": {"message": "response_format is not supported"}})
+        return plausible(request)
+
+    server.default = strict
+    config = project(tmp_path, server)
+    with pytest.raises(EvalInputError) as raised:
+        run_generate(config, count=2, show_progress=False)
+    assert "json_mode = false" in raised.value.fix
+    (tmp_path / "eval.toml").write_text(
+        (tmp_path / "eval.toml").read_text(encoding="utf-8") + "json_mode = false\n", encoding="utf-8"
+    )
+    found = generated(load_config(tmp_path / "eval.toml"), count=2)
+    assert [line["status"] for line in found] == ["candidate"] * 2, found

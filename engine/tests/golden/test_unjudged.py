@@ -80,6 +80,27 @@ def test_more_unjudged_documents_are_named_but_the_rules_decide(
     assert "possible pooling artefact" in summary
 
 
+def test_the_gate_shows_judged_at_k_of_baseline_and_now_in_every_rendering(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(project, "eval") == 0
+    before = report(project)["judged"]
+    assert cli(project, "baseline") == 0
+    capsys.readouterr()
+    assert cli(project, "gate", system=PADDED) == 0
+    now = report(project)["judged"]
+    assert now["unjudged"] > before["unjudged"]
+    line = (
+        f"judged@5 {before['mean']:.3f} -> {now['mean']:.3f}: the share of each top 5 the golden set "
+        f"has judged ({before['unjudged']} -> {now['unjudged']} unjudged documents"
+    )
+    assert line in capsys.readouterr().out
+    build = project.parent / "build"
+    for page in ("summary.md", "report.html"):
+        shown = (build / page).read_text(encoding="utf-8").replace("-&gt;", "->")
+        assert line[0].upper() + line[1:] in shown, page
+
+
 def test_no_note_when_the_top_k_is_as_judged_as_before(project: Path) -> None:
     assert cli(project, "baseline") == 0
     assert cli(project, "gate") == 0

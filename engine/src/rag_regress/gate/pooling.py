@@ -15,8 +15,10 @@ since the baseline was made counts as judged in both.
 from __future__ import annotations
 
 import math
+from statistics import fmean
 
 from ..inputs.reports import QuestionResult, Report
+from ..retrieval.metrics import judged_at_k
 
 
 def clearly_more(k: int) -> int:
@@ -44,6 +46,40 @@ def more_unjudged(report: Report, baseline: Report) -> list[tuple[str, int, int]
         if now - then >= clearly_more(k):
             found.append((row.id, then, now))
     return found
+
+
+def judged_shares(report: Report, baseline: Report) -> tuple[float, float, int, int]:
+    """judged@k of the baseline's top k and of the report's, both against the report's
+    (current) judgments, over the questions both have: (mean then, mean now, unjudged
+    documents then, unjudged documents now). Means are 1.0 when no question is shared."""
+    k = report.k
+    before = {row.id: row for row in baseline.questions}
+    pairs = [(before[row.id], row) for row in report.questions if row.id in before]
+    if not pairs:
+        return 1.0, 1.0, 0, 0
+
+    def share(ranked: QuestionResult, qrels: dict[str, int]) -> float:
+        return judged_at_k([doc_id for doc_id, _ in ranked.retrieved], qrels, k)
+
+    return (
+        fmean(share(old, row.qrels) for old, row in pairs),
+        fmean(share(row, row.qrels) for _, row in pairs),
+        sum(_unjudged(old, row.qrels, k) for old, row in pairs),
+        sum(_unjudged(row, row.qrels, k) for _, row in pairs),
+    )
+
+
+def judged_text(report: Report, baseline: Report) -> str:
+    """The gate's line on judged@k, baseline and now, read against the current judgments."""
+    then, now, unjudged_then, unjudged_now = judged_shares(report, baseline)
+    k = report.k
+    line = (
+        f"judged@{k} {then:.3f} -> {now:.3f}: the share of each top {k} the golden set has judged "
+        f"({unjudged_then} -> {unjudged_now} unjudged documents, counted as not relevant; both runs "
+        "read against today's judgments)"
+    )
+    named = len(more_unjudged(report, baseline))
+    return line + (f"; a possible pooling artefact in {named} question(s): see the notes" if named else "")
 
 
 def pooling_note(report: Report, baseline: Report, limit: int = 10) -> str | None:

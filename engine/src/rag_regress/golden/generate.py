@@ -22,7 +22,8 @@ typed in a search box. acronym: it uses an acronym or abbreviation the passage s
 implies. users-words: the user's vocabulary, not the document's.
 
 One request per slot: POST {base_url}/chat/completions with `model`, `temperature`, `seed`
-(seed + slot, modulo 2**31), `response_format = {"type": "json_object"}`, the system message
+(seed + slot, modulo 2**31), `response_format = {"type": "json_object"}` (unless [golden]
+json_mode is false), the system message
 generate_prompt_v1.txt (PROMPT_VERSION "1": a new wording is a new file and a new version)
 and a user message `user_message` builds: "KIND: <kind>", "TASK: <instruction>", then each
 passage as "PASSAGE <n>", "Title: <title>", its text and a blank line, then "END OF
@@ -30,6 +31,8 @@ PASSAGES". The reply's content must be exactly
 
     {"question": str, "reference": str | null, "nuggets": [{"text": str, "vital": bool}],
      "quotes": [{"doc": <passage number>, "quote": "<exact words from that passage>"}]}
+
+or that inside one Markdown code fence (```json ... ```), as models write it without JSON mode.
 
 Requests go through the engine's caller as the LLM judge's do (answers/llm/judge.py):
 `concurrency` at once, at most `rate_limit` a second, 429, 5xx, timeouts and connection
@@ -82,6 +85,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -122,6 +126,7 @@ USERS_WORDS_RUN = 3  # the same for users-words, which promises none of the pass
 TERSE_WORDS = (2, 4)  # a terse question's words, at least and at most
 SOURCE_GRADE = 3  # the grade of a source document and of its quoted passages: "answers it"
 TERCILES = ("short", "medium", "long")
+FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*)\n```", re.S | re.I)
 REPLY_KEYS = ("question", "reference", "nuggets", "quotes")
 SCHEMA = (
     '{"question": "...", "reference": "..." or null, "nuggets": [{"text": "...", "vital": true}], '
@@ -345,11 +350,18 @@ def _quotes(value: object, passages: int) -> list[tuple[int, str]]:
     return found
 
 
+def unfenced(content: str) -> str:
+    """`content` without a Markdown code fence around it (```json ... ```): what chat models
+    often send when JSON mode is off or unsupported. Anything else is returned as it is."""
+    match = FENCED.fullmatch(content.strip())
+    return match.group(1) if match else content
+
+
 def parse_reply(content: str, slot: Slot) -> Draft:
     """The reply of `slot`'s request, checked against the schema and its kind (module doc:
     malformed); Dropped saying what does not match."""
     try:
-        data = json.loads(content)
+        data = json.loads(unfenced(content))
     except ValueError:
         raise Dropped("malformed", f"the reply is not JSON: {shortened(content, 120)!r}") from None
     if not isinstance(data, dict):
@@ -658,8 +670,7 @@ class _Generation:
             ],
             "temperature": self.settings.temperature,
             "seed": (self.seed + slot.number) % SEED_RANGE,
-            "response_format": {"type": "json_object"},
-        }
+        } | ({"response_format": {"type": "json_object"}} if self.settings.json_mode else {})
 
     def work(self, slot: Slot) -> None:
         """Generate, check and hand over one slot; EvalInputError when its request fails."""
@@ -789,6 +800,11 @@ class _Generation:
             return (
                 "check that [golden] base_url points at an OpenAI-compatible chat-completions API whose "
                 "model supports JSON mode (response_format json_object)"
+            )
+        if status == 400 and settings.json_mode:
+            return (
+                f"check [golden] model ({settings.model!r}) and the server's log; a server that refuses "
+                "JSON mode (response_format) takes the request with json_mode = false under [golden]"
             )
         return f"check [golden] model ({settings.model!r}) and the server's log: it refused the request"
 

@@ -324,6 +324,7 @@ def console_verdict(view: GateView) -> str:
     lines.append(f"  (tolerance: {view.in_questions})")
     lines.append(f"  ({view.correction})")
     lines.append(f"  ({view.mde_text})")
+    lines.append(f"  ({view.judged})")
     if view.slices:
         width = max(len(row.tag) for row in [*view.slices]) if view.slices else 3
         width = max(width, 3)

@@ -160,6 +160,7 @@ def html_report(view: GateView) -> str:
         f"<p>Tolerance: {text(view.in_questions)}. {text(view.correction)}. "
         f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.</p>",
         _metric_table(view),
+        f"<p>{text(view.judged[0].upper() + view.judged[1:])}.</p>",
     ]
     body += [f'<div class="warn">{text(w)}</div>' for w in view.warnings]
     if view.slices:

@@ -75,6 +75,8 @@ def markdown_summary(view: GateView) -> str:
     lines += [
         "",
         f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.",
+        "",
+        f"{text(view.judged[0].upper() + view.judged[1:])}.",
     ]
     if view.flips:
         lines += ["", "Flips per check: " + "; ".join(text(item) for item in view.flips) + "."]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..answers.settings import ANSWER_CHECKS
+from ..gate.pooling import judged_text
 from ..gate.rules import Failure, GateResult
 from ..gate.significance import OVERALL, PairedTest
 from ..gate.stats import format_p as p_text
@@ -179,6 +180,7 @@ class GateView:
     metric_problems: list[MetricProblem]  # the same failures grouped by metric (or slice)
     questions: list[QuestionIssue]  # each failing question once, blocking ones first
     notes: list[str]
+    judged: str  # judged@k of the baseline and now, against today's judgments (gate/pooling.py)
     slice_metrics: list[str]
     slices: list[SliceRow]  # only tags that have evaluated questions
     deltas: list[DeltaSeries]
@@ -389,6 +391,7 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
         metric_problems=grouped,
         questions=_question_issues(result),
         notes=list(result.notes),
+        judged=judged_text(report, baseline),
         slice_metrics=slice_metrics,
         slices=_slices(report, baseline, result, slice_metrics),
         deltas=[_deltas(report, baseline, metric) for metric in slice_metrics],

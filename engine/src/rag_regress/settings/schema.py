@@ -30,6 +30,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -558,6 +559,11 @@ class GoldenSettings:
         default=0.0, ge=0, le=100_000, description="requests a second at most (0: no limit)"
     )
     temperature: StrictFloat = Field(default=0.7, ge=0, le=2, description="the sampling temperature")
+    json_mode: StrictBool = Field(
+        default=True,
+        description='send response_format {"type": "json_object"}; false for a server that refuses it '
+        "(the prompt still asks for JSON, and a reply inside a ```json fence is read)",
+    )
     seed: StrictInt = Field(
         default=0,
         ge=0,
