@@ -84,9 +84,7 @@ def _fail(path: Path, line: int, problem: str, fix: str) -> EvalInputError:
 
 def read_judgments(path: Path, corpus: dict[str, Document]) -> Judgments:
     """Read and check a judgments file; EvalInputError names the line of the first problem."""
-    raw = read_data(
-        path, "judgments", limit=QUESTIONS_LIMIT, missing_fix="give the file the page downloaded"
-    )
+    raw = read_data(path, "judgments", limit=QUESTIONS_LIMIT, missing_fix="give the file the page downloaded")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
