@@ -24,6 +24,7 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import chain, repeat
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,27 @@ class Judged:
     def questions(self) -> int:
         return len(self.num_relevant)
 
+    # The views the metrics read, each made once per batch however many metrics read it:
+    # filtering every entry again for each metric cost more than the metrics themselves.
+    @cached_property
+    def binary(self) -> Judged:
+        """Only the documents binary metrics count as relevant (grade >= level)."""
+        return _keep(self, self.grade >= self.level)
+
+    @cached_property
+    def positive(self) -> Judged:
+        """Only the documents of positive grade: nDCG weighs every one by its gain, as
+        trec_eval's ndcg does whatever its `-l`."""
+        return self.binary if self.level <= 1 else _keep(self, self.grade >= 1)
+
+    @cached_property
+    def condensed(self) -> Judged:
+        """The condensed rankings that trec_eval's -J evaluates: the unjudged entries dropped
+        (metrics.condensed) and each judged one ranked among the judged ones, which are
+        exactly the entries of its question above it."""
+        judged = _keep(self, self.grade >= 0)
+        return replace(judged, rank=_position(judged.question))
+
 
 def _keep(j: Judged, keep: np.ndarray) -> Judged:
     """`j` with only the entries where `keep`; order kept: still sorted by (question, rank)."""
@@ -69,14 +91,11 @@ def _keep(j: Judged, keep: np.ndarray) -> Judged:
 
 
 def _binary(j: Judged) -> Judged:
-    """`j` with only the documents binary metrics count as relevant (grade >= j.level)."""
-    return _keep(j, j.grade >= j.level)
+    return j.binary
 
 
 def _positive(j: Judged) -> Judged:
-    """`j` with only the documents of positive grade: nDCG weighs every one by its gain,
-    as trec_eval's ndcg does whatever its `-l`."""
-    return _keep(j, j.grade >= 1)
+    return j.positive
 
 
 def _position(question: np.ndarray) -> np.ndarray:
@@ -85,11 +104,7 @@ def _position(question: np.ndarray) -> np.ndarray:
 
 
 def _condensed(j: Judged) -> Judged:
-    """`j` as the condensed rankings that trec_eval's -J evaluates: the unjudged entries
-    dropped (metrics.condensed) and each judged one ranked among the judged ones, which
-    are exactly the entries of its question above it."""
-    j = _keep(j, j.grade >= 0)
-    return replace(j, rank=_position(j.question))
+    return j.condensed
 
 
 class _Collector:
