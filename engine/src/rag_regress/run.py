@@ -595,6 +595,8 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
         finally:
             built.known.update(remembered)
         differences = answer_differences(ids, [rows.get(qid) for qid in ids], answers)
+        if differences:
+            _require_same_searches(config, chosen, built, rows, real, differences)
         require_deterministic("generator", differences, len(chosen), config.path)
         checked = "retriever and generator"
     same = "rankings and answers" if "generator" in checked else "rankings"
@@ -602,6 +604,39 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
         f"determinism: the {checked} gave the same {same} on {len(chosen)} question(s) run twice "
         "([gate] determinism_check), so the deterministic rule applies"
     ]
+
+
+def _require_same_searches(
+    config: Config,
+    chosen: list[Question],
+    built: Built,
+    rows: dict[str, AnswerResult | None],
+    caller: Caller,
+    differences: list[str],
+) -> None:
+    """Tell a generator that varies from a retriever that answers its searches otherwise: ask
+    the generator once more, its searches answered from the evaluated run's hits. Answers
+    that agree then mean the generator is deterministic and the retriever gave its searches
+    another ranking than the run's (a ranking that depends on the depth asked, or on the
+    call): exit 2 naming the retriever, not the generator."""
+    ids = [question.id for question in chosen]
+    from_run = [_ask_again(built.generator(), question, config.golden, caller) for question in chosen]
+    if answer_differences(ids, [rows.get(qid) for qid in ids], from_run):
+        return  # the generator itself varies: require_deterministic says so
+    listed = "; ".join(differences[:3]) + (
+        f"; and {len(differences) - 3} more" if len(differences) > 3 else ""
+    )
+    raise EvalInputError(
+        config.path,
+        f"the retriever answers the generator's searches with another ranking than the evaluated run's: "
+        f"asked again on {len(chosen)} question(s), the generator gave other answers from the "
+        f"retriever's fresh results ({listed}) and the same answers from the run's own hits. A "
+        "retriever whose top results change with the depth asked (the generator asks for fewer) "
+        "or from one call to the next makes the answers vary at random",
+        "make search(question, depth) return the first `depth` results of one ranking, the same on "
+        'every call; or declare it in [gate]: stochastic = ["retriever"] with `repeats` runs per '
+        "question (docs/statistics.md), then remake the baseline with `nox -s baseline`",
+    )
 
 
 def _ask_again(generator: Generator, question: Question, golden: Path, caller: Caller) -> Answer:

@@ -639,3 +639,24 @@ def test_a_server_refusing_json_mode_names_the_setting_that_turns_it_off(
     )
     found = generated(load_config(tmp_path / "eval.toml"), count=2)
     assert [line["status"] for line in found] == ["candidate"] * 2, found
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda reply: reply,
+        lambda reply: f"```json\n{reply}\n```",
+        lambda reply: f"```\n{reply}\n```\n",
+        lambda reply: f"<think>\nThe passage says {{...}}; a question.\n</think>\n\n{reply}",
+        lambda reply: f"<think>plan</think>```json\n{reply}\n```",
+    ],
+    ids=["plain", "json-fence", "bare-fence", "thinking", "thinking-and-fence"],
+)
+def test_what_models_wrap_around_the_json_is_read(wrap: Callable[[str], str]) -> None:
+    reply = json.dumps({"question": "q?", "reference": None, "nuggets": [], "quotes": []})
+    assert json.loads(generate.unfenced(wrap(reply))) == json.loads(reply)
+
+
+def test_json_inside_prose_is_not_guessed_at() -> None:
+    reply = 'Here it is: {"question": "q?"} hope that helps'
+    assert generate.unfenced(reply) == reply  # malformed, dropped saying so: never half-read

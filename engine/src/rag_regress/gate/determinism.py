@@ -12,6 +12,10 @@ answer's text, abstention and context ids exactly. A difference in a part not de
 stochastic is an error (exit 2), not a pass: under that rule noise would fail the gate at
 random. The fix is to declare the part in `[gate] stochastic`, which gates it by
 non-inferiority over `repeats` runs per question, and to remake the baseline.
+
+run.py tells a generator that varies from a retriever that ranks otherwise for the
+generator's searches (asked again from the run's own hits, the generator agrees) and names
+the retriever then.
 """
 
 from __future__ import annotations

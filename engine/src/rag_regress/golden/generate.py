@@ -32,7 +32,8 @@ PASSAGES". The reply's content must be exactly
     {"question": str, "reference": str | null, "nuggets": [{"text": str, "vital": bool}],
      "quotes": [{"doc": <passage number>, "quote": "<exact words from that passage>"}]}
 
-or that inside one Markdown code fence (```json ... ```), as models write it without JSON mode.
+or that inside one Markdown code fence (```json ... ```), as models write it without JSON mode,
+and after a leading <think>...</think> block, as reasoning models write it.
 
 Requests go through the engine's caller as the LLM judge's do (answers/llm/judge.py):
 `concurrency` at once, at most `rate_limit` a second, 429, 5xx, timeouts and connection
@@ -127,6 +128,7 @@ TERSE_WORDS = (2, 4)  # a terse question's words, at least and at most
 SOURCE_GRADE = 3  # the grade of a source document and of its quoted passages: "answers it"
 TERCILES = ("short", "medium", "long")
 FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*)\n```", re.S | re.I)
+THINKING = re.compile(r"\s*<think>.*?</think>", re.S)  # a reasoning model's reasoning, before its reply
 REPLY_KEYS = ("question", "reference", "nuggets", "quotes")
 SCHEMA = (
     '{"question": "...", "reference": "..." or null, "nuggets": [{"text": "...", "vital": true}], '
@@ -351,8 +353,11 @@ def _quotes(value: object, passages: int) -> list[tuple[int, str]]:
 
 
 def unfenced(content: str) -> str:
-    """`content` without a Markdown code fence around it (```json ... ```): what chat models
-    often send when JSON mode is off or unsupported. Anything else is returned as it is."""
+    """`content` without what chat models put around a JSON reply: a leading reasoning block
+    (<think>...</think>, as reasoning models served locally send it) and a Markdown code
+    fence (```json ... ```, when JSON mode is off or unsupported). Anything else is
+    returned as it is."""
+    content = THINKING.sub("", content, count=1) if THINKING.match(content) else content
     match = FENCED.fullmatch(content.strip())
     return match.group(1) if match else content
 

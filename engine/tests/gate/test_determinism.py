@@ -1,0 +1,103 @@
+"""The gate's determinism check (gate/determinism.py, run.check_determinism): a part that
+gives other outputs for the same question is exit 2 naming it, since the default rule would
+fail it at random; a retriever that ranks otherwise when the generator searches is told apart
+from a generator that varies."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SHIPPED, run_cli
+from rag_regress.answers import stand_in
+from rag_regress.api import Answer, Document, Hit, Retriever, System, Tokenizer
+from rag_regress.retrieval.retrievers import bm25
+
+
+def gate(project: Path, system: System, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    assert run_cli(["--config", str(project), "baseline"]) == 0
+    capsys.readouterr()
+    code = run_cli(["--config", str(project), "gate"], system)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+class DepthDependent:
+    """BM25's ranking at the depth the evaluation asks ([retrieval] depth = 10); at a smaller
+    depth (the stand-in generator's own searches) the bottom of that ranking, best last: top
+    results that change with the depth asked. Each call alone is deterministic."""
+
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]):
+        self.inner = bm25.build(documents, tokenize, options)
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        hits = self.inner.search(question, 10)
+        if depth >= 10:
+            return hits
+        bottom = hits[::-1][:depth]
+        return [Hit(hit.doc_id, float(len(bottom) - i)) for i, hit in enumerate(bottom)]
+
+
+class Drifting:
+    """BM25 with scores that grow on every call: another ranking's scores each time."""
+
+    calls = itertools.count()
+
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]):
+        self.inner = bm25.build(documents, tokenize, options)
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        bump = next(self.calls)
+        return [Hit(h.doc_id, h.score + bump) for h in self.inner.search(question, depth)]
+
+
+class Chatty:
+    """The stand-in's answer with a call counter appended: a generator that never says the
+    same thing twice."""
+
+    calls = itertools.count()
+
+    def __init__(self, retriever: Retriever, documents: list[Document], options: dict[str, Any]):
+        self.inner = stand_in.build(retriever, documents, options)
+
+    def answer(self, question: str) -> Answer:
+        answer = self.inner.answer(question)
+        return Answer(f"{answer.text} ({next(self.calls)})", answer.contexts, answer.abstained)
+
+
+def test_a_deterministic_system_is_checked_and_passes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = gate(project, SHIPPED, capsys)
+    assert code == 0, out
+    assert "determinism: the retriever and generator gave the same rankings and answers" in out
+
+
+def test_a_generator_that_varies_is_exit_2_naming_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = gate(project, System(SHIPPED.build_retriever, Chatty), capsys)
+    assert code == 2
+    assert "the generator is not deterministic" in out and 'stochastic = ["generator"]' in out
+    assert "the retriever answers the generator's searches" not in out
+
+
+def test_a_retriever_that_varies_is_exit_2_naming_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = gate(project, System(Drifting, SHIPPED.build_generator), capsys)
+    assert code == 2
+    assert "the retriever is not deterministic" in out and "scores differ" in out
+
+
+def test_a_retriever_ranking_otherwise_at_the_generators_depth_is_named_not_the_generator(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = gate(project, System(DepthDependent, SHIPPED.build_generator), capsys)
+    assert code == 2
+    assert "the retriever answers the generator's searches with another ranking" in out
+    assert "the generator is not deterministic" not in out
+    assert "return the first `depth` results of one ranking" in out
