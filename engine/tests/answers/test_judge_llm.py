@@ -267,6 +267,20 @@ def test_a_reply_that_is_not_the_schema_stops_the_run(server: Server, content: s
     assert len(server.received) == 1  # not retried: the same request gets the same reply
 
 
+def test_a_reply_after_reasoning_or_in_a_code_fence_is_read_as_the_plain_one(server: Server) -> None:
+    """Local reasoning models send <think>...</think> first, and models without JSON mode fence
+    their JSON: the verdicts are those of the plain reply (before, the run stopped there)."""
+    plain = json.dumps({"verdicts": [{"id": 1, "supported": True, "evidence": CLAIMS[0]}]})
+    server.script = [
+        chat(plain),
+        chat(f"<think>\nSentence 1 is in the context.\n</think>\n```json\n{plain}\n```"),
+    ]
+    first = judge_of(server).verdicts([(CLAIMS[0], CONTEXTS)])
+    again = judge_of(server).verdicts([(CLAIMS[0], CONTEXTS)])
+    assert first == again and first[0].supported
+    assert len(server.received) == 2  # each judge asked the server itself
+
+
 @pytest.mark.parametrize(
     ("entries", "said"),
     [

@@ -20,7 +20,7 @@ import pytest
 from conftest import PROJECT_ROOT
 from fake_http import Received, Reply, Server, serving
 from rag_regress.answers.judges.claims import split_sentences
-from rag_regress.answers.llm.client import Client
+from rag_regress.answers.llm.client import Client, json_content
 from rag_regress.api import Document
 from rag_regress.errors import EvalInputError
 from rag_regress.golden import generate
@@ -654,9 +654,9 @@ def test_a_server_refusing_json_mode_names_the_setting_that_turns_it_off(
 )
 def test_what_models_wrap_around_the_json_is_read(wrap: Callable[[str], str]) -> None:
     reply = json.dumps({"question": "q?", "reference": None, "nuggets": [], "quotes": []})
-    assert json.loads(generate.unfenced(wrap(reply))) == json.loads(reply)
+    assert json.loads(json_content(wrap(reply))) == json.loads(reply)
 
 
 def test_json_inside_prose_is_not_guessed_at() -> None:
     reply = 'Here it is: {"question": "q?"} hope that helps'
-    assert generate.unfenced(reply) == reply  # malformed, dropped saying so: never half-read
+    assert json_content(reply) == reply  # malformed, dropped saying so: never half-read

@@ -86,7 +86,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import sys
 import threading
 import time
@@ -99,7 +98,7 @@ from typing import IO, Any
 
 from ..answers.judges import Judge, build_judge
 from ..answers.judges.claims import split_sentences
-from ..answers.llm.client import Client, Completion, Refused, Transient, shortened
+from ..answers.llm.client import Client, Completion, Refused, Transient, json_content, shortened
 from ..answers.llm.prompt import read_prompt
 from ..answers.reference import squad_tokens
 from ..api import Document
@@ -127,8 +126,6 @@ USERS_WORDS_RUN = 3  # the same for users-words, which promises none of the pass
 TERSE_WORDS = (2, 4)  # a terse question's words, at least and at most
 SOURCE_GRADE = 3  # the grade of a source document and of its quoted passages: "answers it"
 TERCILES = ("short", "medium", "long")
-FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*)\n```", re.S | re.I)
-THINKING = re.compile(r"\s*<think>.*?</think>", re.S)  # a reasoning model's reasoning, before its reply
 REPLY_KEYS = ("question", "reference", "nuggets", "quotes")
 SCHEMA = (
     '{"question": "...", "reference": "..." or null, "nuggets": [{"text": "...", "vital": true}], '
@@ -352,21 +349,11 @@ def _quotes(value: object, passages: int) -> list[tuple[int, str]]:
     return found
 
 
-def unfenced(content: str) -> str:
-    """`content` without what chat models put around a JSON reply: a leading reasoning block
-    (<think>...</think>, as reasoning models served locally send it) and a Markdown code
-    fence (```json ... ```, when JSON mode is off or unsupported). Anything else is
-    returned as it is."""
-    content = THINKING.sub("", content, count=1) if THINKING.match(content) else content
-    match = FENCED.fullmatch(content.strip())
-    return match.group(1) if match else content
-
-
 def parse_reply(content: str, slot: Slot) -> Draft:
     """The reply of `slot`'s request, checked against the schema and its kind (module doc:
     malformed); Dropped saying what does not match."""
     try:
-        data = json.loads(unfenced(content))
+        data = json.loads(json_content(content))
     except ValueError:
         raise Dropped("malformed", f"the reply is not JSON: {shortened(content, 120)!r}") from None
     if not isinstance(data, dict):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from ... import __version__
 
 REPLY_LIMIT = 8_000_000  # bytes of one reply read at most: a chat completion is far smaller
 SHOWN = 200  # characters of a server's reply quoted in an error
+FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*)\n```", re.S | re.I)
+THINKING = re.compile(r"\s*<think>.*?</think>", re.S)  # a reasoning model's reasoning, before its reply
 
 
 class Transient(Exception):
@@ -46,6 +49,16 @@ def shortened(text: str, limit: int = SHOWN) -> str:
     """`text` on one line, cut to `limit` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def json_content(content: str) -> str:
+    """`content` without what chat models put around a JSON reply: a leading reasoning block
+    (<think>...</think>, as reasoning models served locally send it) and a Markdown code
+    fence (```json ... ```, when JSON mode is off or unsupported). Anything else is
+    returned as it is."""
+    content = THINKING.sub("", content, count=1) if THINKING.match(content) else content
+    match = FENCED.fullmatch(content.strip())
+    return match.group(1) if match else content
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from ..judges.claims import windows
 from ..judges.findings import findings
 from ..judges.reading import plain
 from ..settings import JudgeSettings
-from .client import Client, Completion, Refused, Transient, shortened
+from .client import Client, Completion, Refused, Transient, json_content, shortened
 from .prompt import prompt_digest, read_prompt
 
 VERSION = "2.0"  # bump whenever a verdict may change: the prompt, the request, the checks below
@@ -138,7 +138,7 @@ def ballots(content: str, claims: Sequence[str]) -> list[Ballot]:
     the schema: not JSON, other keys, a sentence without a verdict, a verdict of a sentence
     not asked for, a sentence given two verdicts."""
     try:
-        data = json.loads(content)
+        data = json.loads(json_content(content))
     except ValueError:
         raise ValueError(f"it is not JSON: {shortened(content)!r}") from None
     if not isinstance(data, dict) or set(data) != {"verdicts"} or not isinstance(data["verdicts"], list):
