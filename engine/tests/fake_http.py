@@ -31,6 +31,22 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def chat(content: str, model: str = "test-model", usage: dict[str, int] | None = None) -> Reply:
+    """A chat completion (OpenAI's wire format) whose one choice's message content is
+    `content`, with `usage` (token counts) when given."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return Reply(body=body)
+
+
 @dataclass
 class Received:
     path: str

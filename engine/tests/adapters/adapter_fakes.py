@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 
+import fake_http
 from conftest import TINY_CORPUS
 from fake_http import Received, Reply, Server, serving
 from rag_regress.api import Document, Retriever
@@ -67,16 +67,9 @@ def first_sentence(text: str) -> str:
 
 def chat(content: str) -> Reply:
     """A chat completion whose message content is `content`."""
-    body: dict[str, Any] = {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "model": "answer-model",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-    }
-    return Reply(body=body)
+    return fake_http.chat(
+        content, "answer-model", {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
+    )
 
 
 def writing(cite: bool = False) -> Callable[[Received], Reply]:

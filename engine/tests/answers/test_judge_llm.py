@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import fake_http
 from conftest import TINY_CONFIG, run_cli, write_project
 from fake_http import Received, Reply, Server, serving
 from rag_regress.answers.checks import judge_all
@@ -39,17 +40,7 @@ CONTEXTS = (INVOICES, EXPORTS)
 
 def chat(content: str, usage: dict[str, int] | None = None) -> Reply:
     """A chat completion whose message content is `content`."""
-    body: dict[str, Any] = {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "model": "judge-model",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        ],
-    }
-    if usage is not None:
-        body["usage"] = usage
-    return Reply(body=body)
+    return fake_http.chat(content, "judge-model", usage)
 
 
 def verdicts(*entries: tuple[int, bool, str]) -> Reply:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import fake_http
 from conftest import PROJECT_ROOT
 from fake_http import Received, Reply, Server, serving
 from rag_regress.answers.judges.claims import split_sentences
@@ -34,17 +35,9 @@ from rag_regress.text.words import ENGLISH_STOPWORDS
 
 
 def chat(content: str) -> Reply:
-    """A chat completion whose message content is `content`."""
-    return Reply(
-        body={
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "model": "gen-model",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 300, "completion_tokens": 50, "total_tokens": 350},
-        }
+    """A chat completion whose message content is `content`: 350 tokens, as the summaries count."""
+    return fake_http.chat(
+        content, "gen-model", {"prompt_tokens": 300, "completion_tokens": 50, "total_tokens": 350}
     )
 
 
