@@ -94,7 +94,7 @@ def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, 
         metrics=values if answerable else None,
         checks={str(m): values[str(m)] >= t for m, t in config.gate.checks.items()} if answerable else None,
         not_relevant=question.not_relevant,
-        judged=judged_at_k([hit.doc_id for hit in hits], question.qrels, config.k),
+        judged=judged_at_k([hit.doc_id for hit in hits[: config.k]], question.qrels, config.k),
     )
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalInputError
-from ..inputs.data import _check_keys, _flag, _json_lines, _text, _unique
+from ..inputs.data import _check_keys, _flag, _text, _unique, json_lines
 from ..inputs.files import write_atomic
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
@@ -62,7 +62,7 @@ def load_labels(path: Path) -> list[Label]:
     """Read the labelled examples; EvalInputError naming file, line and fix on bad input."""
     labels: list[Label] = []
     seen: dict[str, int] = {}
-    for number, item in _json_lines(path, "judge labels"):
+    for number, item in json_lines(path, "judge labels"):
         optional = {"kind", "split", "domain"}
         _check_keys(path, number, item, {"id", "claim", "context", "supported"}, optional)
         split = _text(path, number, item, "split") if "split" in item else "tune"

@@ -27,10 +27,6 @@ def clearly_more(k: int) -> int:
     return max(1, math.ceil(k / 4))
 
 
-def _unjudged(row: QuestionResult, judged: dict[str, int], k: int) -> int:
-    return sum(1 for doc_id, _ in row.retrieved[:k] if doc_id not in judged)
-
-
 def more_unjudged(report: Report, baseline: Report) -> list[tuple[str, int, int]]:
     """(question id, unjudged in the baseline's top k, unjudged in the report's), for each
     question whose count rose by at least `clearly_more(k)`, in report order."""
@@ -41,8 +37,7 @@ def more_unjudged(report: Report, baseline: Report) -> list[tuple[str, int, int]
         old = before.get(row.id)
         if old is None:
             continue
-        judged = row.qrels
-        then, now = _unjudged(old, judged, k), _unjudged(row, judged, k)
+        then, now = len(old.unjudged(k, row.qrels)), len(row.unjudged(k))
         if now - then >= clearly_more(k):
             found.append((row.id, then, now))
     return found
@@ -64,13 +59,14 @@ def judged_shares(report: Report, baseline: Report) -> tuple[float, float, int, 
     return (
         fmean(share(old, row.qrels) for old, row in pairs),
         fmean(share(row, row.qrels) for _, row in pairs),
-        sum(_unjudged(old, row.qrels, k) for old, row in pairs),
-        sum(_unjudged(row, row.qrels, k) for _, row in pairs),
+        sum(len(old.unjudged(k, row.qrels)) for old, row in pairs),
+        sum(len(row.unjudged(k)) for _, row in pairs),
     )
 
 
-def judged_text(report: Report, baseline: Report) -> str:
-    """The gate's line on judged@k, baseline and now, read against the current judgments."""
+def judged_text(report: Report, baseline: Report, named: int) -> str:
+    """The gate's line on judged@k, baseline and now, read against the current judgments;
+    `named`: the questions the pooling note names."""
     then, now, unjudged_then, unjudged_now = judged_shares(report, baseline)
     k = report.k
     line = (
@@ -78,16 +74,11 @@ def judged_text(report: Report, baseline: Report) -> str:
         f"({unjudged_then} -> {unjudged_now} unjudged documents, counted as not relevant; both runs "
         "read against today's judgments)"
     )
-    named = len(more_unjudged(report, baseline))
     return line + (f"; a possible pooling artefact in {named} question(s): see the notes" if named else "")
 
 
-def pooling_note(report: Report, baseline: Report, limit: int = 10) -> str | None:
-    """The gate's note naming the questions of `more_unjudged`, or None when there are none."""
-    found = more_unjudged(report, baseline)
-    if not found:
-        return None
-    k = report.k
+def pooling_note(found: list[tuple[str, int, int]], k: int, limit: int = 10) -> str:
+    """The gate's note naming the questions `more_unjudged` found (at least one)."""
     named = ", ".join(f"{qid} ({then} -> {now} of {k})" for qid, then, now in found[:limit])
     more = f" and {len(found) - limit} more" if len(found) > limit else ""
     return (

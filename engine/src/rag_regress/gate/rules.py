@@ -314,9 +314,9 @@ def compare(
         if flips.failing or flips.passing:
             result.notes.append(f"flips of {flips.summary()}")
 
-    if note := pooling_note(report, baseline):
-        result.notes.append(note)
-        result.pooling = [qid for qid, _, _ in more_unjudged(report, baseline)]
+    if pooled := more_unjudged(report, baseline):
+        result.notes.append(pooling_note(pooled, report.k))
+        result.pooling = [qid for qid, _, _ in pooled]
     added = [row.id for row in report.questions if row.id not in old_rows]
     removed = sorted(set(old_rows) - {row.id for row in report.questions})
     if added:

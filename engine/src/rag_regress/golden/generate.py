@@ -93,6 +93,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import IO, Any
 
@@ -103,9 +104,9 @@ from ..answers.llm.prompt import read_prompt
 from ..answers.reference import squad_tokens
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
-from ..inputs.data import find_quote, load_corpus, load_golden
+from ..inputs.data import find_quote, load_corpus, load_golden, parse_json_lines
 from ..inputs.files import check_output
-from ..inputs.reading import QUESTIONS_LIMIT, parse_json, read_data
+from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..render.progress import Progress, interactive
 from ..retrieval.caller import Caller
 from ..retrieval.calls import time_limit
@@ -417,17 +418,9 @@ def _content(text: str) -> list[str]:
 
 def shared_run(first: Sequence[str], second: Sequence[str]) -> list[str]:
     """The longest run of tokens found in a row in both (the first such run of `first`)."""
-    best, end = 0, 0
-    previous = [0] * (len(second) + 1)
-    for i, token in enumerate(first, start=1):
-        current = [0] * (len(second) + 1)
-        for j, other in enumerate(second, start=1):
-            if token == other:
-                current[j] = previous[j - 1] + 1
-                if current[j] > best:
-                    best, end = current[j], i
-        previous = current
-    return list(first[end - best : end])
+    # autojunk off: with it, tokens frequent in a long passage would never start a match.
+    match = SequenceMatcher(None, first, second, autojunk=False).find_longest_match()
+    return list(first[match.a : match.a + match.size])
 
 
 def _not_copied(draft: Draft, slot: Slot, texts: Sequence[str]) -> None:
@@ -457,13 +450,11 @@ def jaccard(first: frozenset[str], second: frozenset[str]) -> float:
 # -- the candidates file ----------------------------------------------------------------------
 
 
+REWRITE_FIX = "`golden generate` writes every line; delete this line to generate its slot again"
+
+
 def _bad_line(path: Path, number: int, problem: str) -> EvalInputError:
-    return EvalInputError(
-        path,
-        problem,
-        "`golden generate` writes every line; delete this line to generate its slot again",
-        number,
-    )
+    return EvalInputError(path, problem, REWRITE_FIX, number)
 
 
 def _check_line(path: Path, number: int, line: dict[str, Any]) -> None:
@@ -513,16 +504,7 @@ def read_candidates(path: Path) -> dict[int, tuple[int, dict[str, Any]]]:
             os.truncate(path, cut)
             raw = raw[:cut]
     found: dict[int, tuple[int, dict[str, Any]]] = {}
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise _bad_line(path, number, f"not valid UTF-8 (byte {error.start + 1})") from None
-        value = parse_json(text, path, "write exactly one JSON object per line", number)
-        if not isinstance(value, dict):
-            raise _bad_line(path, number, f"expected a JSON object, got {type(value).__name__}")
+    for number, value in parse_json_lines(raw, path, REWRITE_FIX):
         _check_line(path, number, value)
         if value["slot"] in found:
             first = found[value["slot"]][0]

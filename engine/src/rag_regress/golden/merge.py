@@ -43,9 +43,9 @@ from typing import Any, Literal
 
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
-from ..inputs.data import MAX_GRADE, load_corpus, load_golden
+from ..inputs.data import MAX_GRADE, json_lines, load_corpus, load_golden
 from ..inputs.files import write_atomic
-from ..inputs.reading import QUESTIONS_LIMIT, parse_json, read_data
+from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..settings.config import Config
 from .agreement import cohen_kappa
 
@@ -84,23 +84,11 @@ def _fail(path: Path, line: int, problem: str, fix: str) -> EvalInputError:
 
 def read_judgments(path: Path, corpus: dict[str, Document]) -> Judgments:
     """Read and check a judgments file; EvalInputError names the line of the first problem."""
-    raw = read_data(path, "judgments", limit=QUESTIONS_LIMIT, missing_fix="give the file the page downloaded")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise _fail(
-            path, raw.count(b"\n", 0, error.start) + 1, "not valid UTF-8", "save it as UTF-8"
-        ) from None
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
     fix = "download it again from the grading page (`rag-regress grade`)"
-    if not lines:
+    missing = "give the file the page downloaded"
+    parsed = list(json_lines(path, "judgments", missing_fix=missing, fix=fix))
+    if not parsed:
         raise _fail(path, 1, "the judgments file is empty", fix)
-    parsed = []
-    for number, line in lines:
-        value = parse_json(line, path, fix, line=number)
-        if not isinstance(value, dict):
-            raise _fail(path, number, "expected a JSON object", fix)
-        parsed.append((number, value))
     number, header = parsed[0]
     if header.get("format") != FORMAT or header.get("version") != VERSION:
         raise _fail(path, number, f"the first line is not a {FORMAT} version {VERSION} header", fix)

@@ -33,9 +33,8 @@ from typing import Any
 
 from ..api import Document
 from ..errors import EvalInputError
-from ..inputs.data import MAX_GRADE, Question
+from ..inputs.data import MAX_GRADE, Question, json_lines
 from ..inputs.files import write_atomic
-from ..inputs.reading import QUESTIONS_LIMIT, parse_json, read_data
 
 TEXT_LIMIT = 4_000  # characters of a document's text shown; a longer one is cut around its passage
 INDEX_LIMIT = 50_000  # corpus documents offered by the add-question form's picker
@@ -52,29 +51,9 @@ def _fail(path: Path, number: int, problem: str, fix: str) -> EvalInputError:
 
 
 def _lines(path: Path, what: str, fix: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line of the JSON Lines file `path`."""
-    raw = read_data(path, what, limit=QUESTIONS_LIMIT, missing_fix=fix)
-    found = []
-    # bytes.splitlines splits at \n and \r only: U+2028 inside a JSON string stays in its line.
-    for number, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise _fail(
-                path, number, f"not valid UTF-8 (byte {error.start + 1})", "save it as UTF-8"
-            ) from None
-        value = parse_json(text, path, "write exactly one JSON object per line", number)
-        if not isinstance(value, dict):
-            raise _fail(
-                path,
-                number,
-                f"expected a JSON object, got {type(value).__name__}",
-                "write one object per line",
-            )
-        found.append((number, value))
-    return found
+    """(line number, object) of each non-blank line of the JSON Lines file `path`; `fix`
+    says how to make the file when it is missing."""
+    return list(json_lines(path, what, missing_fix=fix))
 
 
 def _need(path: Path, number: int, line: dict[str, Any], keys: tuple[str, ...], fix: str) -> None:

@@ -22,13 +22,9 @@ from typing import Any
 from ..api import Document
 from ..errors import ExitCode
 from ..inputs.files import write_atomic
-from ..inputs.reports import QuestionResult, Report
+from ..inputs.reports import Report
 
 BASELINE, CANDIDATE = "baseline", "candidate"
-
-
-def _top(row: QuestionResult | None, k: int) -> list[str]:
-    return [] if row is None else [doc_id for doc_id, _ in row.retrieved[:k]]
 
 
 def unjudged_pool(
@@ -41,12 +37,12 @@ def unjudged_pool(
     lines: list[dict[str, Any]] = []
     gone = 0
     for row in report.questions:
-        judged = row.qrels
+        old = before.get(row.id)
         where: dict[str, list[str]] = {}
-        for source, ids in ((CANDIDATE, _top(row, k)), (BASELINE, _top(before.get(row.id), k))):
+        then = old.unjudged(k, row.qrels) if old is not None else []
+        for source, ids in ((CANDIDATE, row.unjudged(k)), (BASELINE, then)):
             for doc_id in ids:
-                if doc_id not in judged:
-                    where.setdefault(doc_id, []).append(source)
+                where.setdefault(doc_id, []).append(source)
         docs = []
         for doc_id, sources in where.items():
             if doc_id not in corpus:

@@ -105,10 +105,29 @@ class Question:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line; reject anything else, and a path
-    that is not a regular file of at most `limit` bytes (reading.py)."""
-    raw = read_data(path, what, limit=limit, missing_fix="create it, or point [data] in eval.toml at it")
+ONE_OBJECT_A_LINE = "write exactly one JSON object per line"
+
+
+def json_lines(
+    path: Path,
+    what: str,
+    limit: int = QUESTIONS_LIMIT,
+    missing_fix: str = "create it, or point [data] in eval.toml at it",
+    fix: str = ONE_OBJECT_A_LINE,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line of the JSON Lines file `path`;
+    reject anything else (`parse_json_lines`, with `fix`), and a path that is not a regular
+    file of at most `limit` bytes (reading.py)."""
+    yield from parse_json_lines(read_data(path, what, limit=limit, missing_fix=missing_fix), path, fix)
+
+
+def parse_json_lines(
+    raw: bytes, path: Path, fix: str = ONE_OBJECT_A_LINE
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line of `raw`, the bytes of `path`:
+    EvalInputError at the first line that is not UTF-8, not strict JSON, not an object, or
+    holds a lone surrogate. Lines end at \n and \r only (bytes.splitlines), so U+2028
+    inside a JSON string stays in its line."""
     for number, line in enumerate(raw.splitlines(), start=1):
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]  # tolerate a UTF-8 byte-order mark
@@ -121,7 +140,7 @@ def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator
                 path, f"line is not valid UTF-8 (byte {error.start + 1})", "save the file as UTF-8", number
             ) from None
         # Strict: a key twice, NaN, a number too long for int(), nesting too deep (reading.py).
-        value = parse_json(text, path, "write exactly one JSON object per line", number)
+        value = parse_json(text, path, fix, number)
         try:  # "\ud800"-style escapes decode to text that can never be written back as UTF-8
             if _SURROGATE_ESCAPE.search(line):  # only such an escape makes one: UTF-8 cannot
                 json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -130,12 +149,7 @@ def _json_lines(path: Path, what: str, limit: int = QUESTIONS_LIMIT) -> Iterator
                 path, "holds a \\u escape of a lone surrogate, which is not a character", "remove it", number
             ) from None
         if not isinstance(value, dict):
-            raise EvalInputError(
-                path,
-                f"expected a JSON object, got {type(value).__name__}",
-                "write exactly one JSON object per line",
-                number,
-            )
+            raise EvalInputError(path, f"expected a JSON object, got {type(value).__name__}", fix, number)
         yield number, value
 
 
@@ -381,7 +395,7 @@ def load_corpus(path: Path) -> dict[str, Document]:
     """Read corpus.jsonl into {document id: Document}, in file order."""
     documents: dict[str, Document] = {}
     seen: dict[str, int] = {}
-    for number, item in _json_lines(path, "corpus", CORPUS_LIMIT):
+    for number, item in json_lines(path, "corpus", CORPUS_LIMIT):
         _check_keys(path, number, item, {"id", "text"}, {"title"})
         doc_id = _unique(path, number, item["id"], seen)
         title = _text(path, number, item, "title", allow_empty=True) if "title" in item else ""
@@ -403,7 +417,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
     required = {"id", "question", "relevant"}
     optional = {"must_include", "answerable", "tags", "must_pass", "passages", "reference", "nuggets"}
     optional |= {"not_relevant", "provenance"}
-    for number, item in _json_lines(path, what):
+    for number, item in json_lines(path, what):
         _check_keys(path, number, item, required, optional)
         qid = _unique(path, number, item["id"], seen)
         relevant = item["relevant"]

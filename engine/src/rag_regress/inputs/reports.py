@@ -173,10 +173,11 @@ class QuestionResult:
         """Every judgment of this question, as trec_eval's qrels (grade 0: judged not relevant)."""
         return {**dict.fromkeys(self.not_relevant, 0), **self.relevant}
 
-    def unjudged(self, k: int) -> list[str]:
-        """The ids within the top k that the golden set did not judge, in rank order."""
-        qrels = self.qrels
-        return [doc_id for doc_id, _ in self.retrieved[:k] if doc_id not in qrels]
+    def unjudged(self, k: int, qrels: dict[str, int] | None = None) -> list[str]:
+        """The ids within the top k that the golden set did not judge, in rank order: judged
+        by this row's own qrels, or by `qrels` (today's, for a baseline's row)."""
+        judged = self.qrels if qrels is None else qrels
+        return [doc_id for doc_id, _ in self.retrieved[:k] if doc_id not in judged]
 
     def rank_of(self, doc_id: str) -> int | None:
         """1-based rank of `doc_id` in what was retrieved, or None."""

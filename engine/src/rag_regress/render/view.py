@@ -391,7 +391,7 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
         metric_problems=grouped,
         questions=_question_issues(result),
         notes=list(result.notes),
-        judged=judged_text(report, baseline),
+        judged=judged_text(report, baseline, len(result.pooling)),
         slice_metrics=slice_metrics,
         slices=_slices(report, baseline, result, slice_metrics),
         deltas=[_deltas(report, baseline, metric) for metric in slice_metrics],

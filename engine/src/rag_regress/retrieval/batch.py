@@ -10,8 +10,8 @@ How: only the *judged retrieved* documents affect any metric here (the relevant 
 for bpref, judged@k and the condensed `_j` variants those judged non-relevant too), so the
 work is on one entry per (question, retrieved document in its qrels): its rank and its grade.
 A ranking of 1,000 ids with 3 judged documents costs 3 entries, not 1,000. A metric keeps the
-entries it counts (`_binary`: grade >= relevance_level; nDCG: positive grades), and the
-condensed variants re-rank them among the judged entries (`_condensed`): the unjudged
+entries it counts (`Judged.binary`: grade >= relevance_level; nDCG: positive grades), and the
+condensed variants re-rank them among the judged entries (`Judged.condensed`): the unjudged
 documents between them are exactly what the ranks skip. Sums are taken in rank order with
 `np.bincount`, which adds its weights in array order, and discounts use `math.log2`, so the
 results are the same floats the per-question functions return (on Python < 3.12, whose `sum`
@@ -90,21 +90,9 @@ def _keep(j: Judged, keep: np.ndarray) -> Judged:
     return replace(j, question=j.question[keep], rank=j.rank[keep], grade=j.grade[keep])
 
 
-def _binary(j: Judged) -> Judged:
-    return j.binary
-
-
-def _positive(j: Judged) -> Judged:
-    return j.positive
-
-
 def _position(question: np.ndarray) -> np.ndarray:
     """Each entry's position among its question's entries, from 1 (`question` sorted)."""
     return np.arange(len(question)) - np.searchsorted(question, question, side="left") + 1
-
-
-def _condensed(j: Judged) -> Judged:
-    return j.condensed
 
 
 class _Collector:
@@ -345,22 +333,22 @@ def _per_relevant(j: Judged, count: np.ndarray) -> np.ndarray:
 
 
 def precision_at_k(j: Judged, k: int) -> np.ndarray:
-    j = _binary(j)
+    j = j.binary
     return _count_within(j, k) / k
 
 
 def recall_at_k(j: Judged, k: int) -> np.ndarray:
-    j = _binary(j)
+    j = j.binary
     return _per_relevant(j, _count_within(j, k))
 
 
 def hit_at_k(j: Judged, k: int) -> np.ndarray:
-    j = _binary(j)
+    j = j.binary
     return (_count_within(j, k) > 0).astype(np.float64)
 
 
 def reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
-    j = _binary(j)
+    j = j.binary
     first = np.full(j.questions, np.iinfo(np.int64).max)
     np.minimum.at(first, j.question, j.rank)
     out = np.zeros(j.questions)
@@ -375,7 +363,7 @@ def _discounts(n: int) -> np.ndarray:
 
 
 def _ndcg(j: Judged, k: int | None, gain: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    j = _positive(j)
+    j = j.positive
     columns = j.ideal.shape[1] if k is None else min(k, j.ideal.shape[1])
     discount = _discounts(max(columns, int(j.rank.max(initial=0))))
     ideal = np.zeros(j.questions)
@@ -401,7 +389,7 @@ def ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
 
 
 def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
-    j = _binary(j)
+    j = j.binary
     found = _position(j.question)  # the n-th entry of a question is its n-th find
     inside = np.ones(len(j.rank), dtype=bool) if k is None else j.rank <= k
     total = np.bincount(j.question[inside], weights=found[inside] / j.rank[inside], minlength=j.questions)
@@ -409,12 +397,12 @@ def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
 
 
 def r_precision(j: Judged) -> np.ndarray:
-    j = _binary(j)
+    j = j.binary
     return _per_relevant(j, _count_within(j, j.num_relevant))
 
 
 def bpref(j: Judged) -> np.ndarray:
-    j = _condensed(j)  # unjudged documents skipped; rank = judged documents down to this one
+    j = j.condensed  # unjudged documents skipped; rank = judged documents down to this one
     relevant = j.grade >= j.level
     q = j.question[relevant]
     # Judged documents above a relevant one, less the relevant ones above it (its find, from 1,
@@ -436,39 +424,39 @@ def judged_at_k(j: Judged, k: int) -> np.ndarray:
 
 
 def condensed_precision_at_k(j: Judged, k: int) -> np.ndarray:
-    return precision_at_k(_condensed(j), k)
+    return precision_at_k(j.condensed, k)
 
 
 def condensed_recall_at_k(j: Judged, k: int) -> np.ndarray:
-    return recall_at_k(_condensed(j), k)
+    return recall_at_k(j.condensed, k)
 
 
 def condensed_hit_at_k(j: Judged, k: int) -> np.ndarray:
-    return hit_at_k(_condensed(j), k)
+    return hit_at_k(j.condensed, k)
 
 
 def condensed_reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
-    return reciprocal_rank(_condensed(j), k)
+    return reciprocal_rank(j.condensed, k)
 
 
 def condensed_ndcg_at_k(j: Judged, k: int | None = None) -> np.ndarray:
-    return ndcg_at_k(_condensed(j), k)
+    return ndcg_at_k(j.condensed, k)
 
 
 def condensed_ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
-    return ndcg_exp_at_k(_condensed(j), k)
+    return ndcg_exp_at_k(j.condensed, k)
 
 
 def condensed_average_precision(j: Judged, k: int | None = None) -> np.ndarray:
-    return average_precision(_condensed(j), k)
+    return average_precision(j.condensed, k)
 
 
 def condensed_r_precision(j: Judged) -> np.ndarray:
-    return r_precision(_condensed(j))
+    return r_precision(j.condensed)
 
 
 def condensed_bpref(j: Judged) -> np.ndarray:
-    return bpref(_condensed(j))
+    return bpref(j.condensed)
 
 
 def compute(judged: Judged, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
