@@ -37,7 +37,7 @@ from .errors import EvalInputError, ExitCode
 from .execution.supervise import deliver, run_supervised, supervised
 from .golden.merge import RESOLVE, run_add_judgments
 from .golden.pool import report_pool, unjudged_pool
-from .inputs.data import load_corpus, load_golden
+from .inputs.data import load_corpus
 from .inputs.files import check_output
 from .inputs.reports import read_report
 from .interop.collections import read_beir, read_trec, run_import
@@ -356,26 +356,10 @@ def golden_command(args: argparse.Namespace, config: Config) -> int:
         )
     if args.command == "add-judgments":
         return run_add_judgments(config, args.files, args.on_conflict, args.dry_run)
-    if args.candidates is None and args.pool is None and not args.all:
-        raise EvalInputError(
-            config.path, "grade needs something to grade", "give --candidates FILE, --pool FILE or --all"
-        )
-    from .golden.page import page_items, write_page  # imported here: only `grade` needs it
+    from .golden.page import run_grade  # imported here: only `grade` needs it
 
     run.check_outputs(config, "grade", args.output)
-    corpus = load_corpus(config.corpus)
-    items = page_items(
-        corpus,
-        load_golden(config.golden, corpus),
-        candidates=args.candidates,
-        pool=args.pool,
-        include_golden=args.all,
-    )
-    title = args.title or f"Grading: {config.path.parent.resolve().name}"
-    write_page(args.output, items, corpus, title)
-    print(f"wrote {args.output}: {len(items)} item(s) to grade; open it in a browser (no server needed)")
-    print("download your grades from the page, then: rag-regress add-judgments <downloaded file>")
-    return ExitCode.OK
+    return run_grade(config, args.output, args.candidates, args.pool, args.all, args.title)
 
 
 def run_pool(config: Config, system: System, baseline: Path | None, output: Path, progress: bool) -> int:

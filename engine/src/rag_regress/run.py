@@ -734,7 +734,7 @@ def _require_memory(config: Config, questions: int) -> None:
 # -- outputs never replace inputs (inputs/files.py: check_output) --
 
 
-def _named_inputs(config: Config, *extra: tuple[Path, str], baseline: bool = True) -> dict[Path, str]:
+def named_inputs(config: Config, *extra: tuple[Path, str], baseline: bool = True) -> dict[Path, str]:
     """Every file a run reads, resolved, with its name for the error message: an output on
     one of them is refused. `baseline` False: the `baseline` command, which replaces it."""
     named = [
@@ -796,7 +796,7 @@ def check_outputs(
     """Before `command` runs: every file it will write is safe to write (check_output). Outputs
     set in eval.toml stay in the project folder and off symlinks; `explicit` (a path given on
     the command line) and $GITHUB_STEP_SUMMARY may point elsewhere, never onto an input."""
-    inputs = _named_inputs(config, *extra_inputs, baseline=command != "baseline")
+    inputs = named_inputs(config, *extra_inputs, baseline=command != "baseline")
     project, evals = config.path.parent, config.path.parent / "evals"
 
     def configured(table: str, key: str, what: str) -> None:
@@ -851,7 +851,7 @@ def _evaluate_and_write(
     """Evaluate, write the report to `target` (in its baseline form for `baseline`), print the
     summary and the questions that failed (every question with `show_all`) unless quiet."""
     judge_stats: dict[str, int] = {}
-    before = fingerprint(_named_inputs(config, baseline=not baseline))
+    before = fingerprint(named_inputs(config, baseline=not baseline))
     report = evaluate(config, system, judge_stats, Progress(show_progress and interactive()))
     check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
     save_report(target, report.for_baseline() if baseline else report)
@@ -931,7 +931,7 @@ def run_gate(
     _require_memory(config, len(inputs.questions))
     data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     judge_stats: dict[str, int] = {}
-    before = fingerprint(_named_inputs(config, (baseline_path, "the baseline compared with")))
+    before = fingerprint(named_inputs(config, (baseline_path, "the baseline compared with")))
     progress = Progress(show_progress and interactive())
     with running(config):
         built = Built(system, inputs.corpus, config, progress)

@@ -113,6 +113,7 @@ from ..retrieval.calls import time_limit
 from ..retrieval.executor import executor_for
 from ..retrieval.ratelimit import RateLimit
 from ..retrieval.retries import RetryPolicy
+from ..run import named_inputs
 from ..settings.config import Config
 from ..settings.schema import GOLDEN_KINDS, GoldenSettings
 from ..text.words import ENGLISH_STOPWORDS
@@ -832,20 +833,7 @@ def _required(config: Config, settings: GoldenSettings) -> None:
 
 def _output(config: Config, output: Path | None) -> Path:
     """Where candidates go, checked: never onto an input (the golden set, the corpus ...)."""
-    inputs: dict[Path, str] = {}
-    named = [
-        (config.corpus, "the corpus ([data] corpus)"),
-        (config.golden, "the golden set ([data] golden)"),
-        (config.path, "the settings file"),
-        (config.baseline, "the baseline ([data] baseline)"),
-        (config.judge.labels, "the judge labels ([judge] labels)"),
-        *([(config.holdout, "the holdout ([data] holdout)")] if config.holdout else []),
-    ]
-    for path, name in named:
-        try:
-            inputs[path.resolve()] = name
-        except (RuntimeError, OSError):  # a symlink loop: reading it fails with its own error
-            inputs[path] = name
+    inputs = named_inputs(config)
     if output is not None:
         check_output(output, "candidates file (--output)", inputs)
         return output

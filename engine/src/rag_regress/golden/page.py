@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Document
-from ..errors import EvalInputError
-from ..inputs.data import MAX_GRADE, Question, json_lines
+from ..errors import EvalInputError, ExitCode
+from ..inputs.data import MAX_GRADE, Question, json_lines, load_corpus, load_golden
 from ..inputs.files import write_atomic
+from ..settings.config import Config
 
 TEXT_LIMIT = 4_000  # characters of a document's text shown; a longer one is cut around its passage
 INDEX_LIMIT = 50_000  # corpus documents offered by the add-question form's picker
@@ -254,3 +255,31 @@ def write_page(path: Path, items: list[dict[str, Any]], corpus: dict[str, Docume
     values = {"TITLE": escape(title), "DATA": _inert_json(data)}
     # One pass over the template: text put in for one marker is never searched for the other.
     write_atomic(path, re.sub(r"__(TITLE|DATA)__", lambda match: values[match.group(1)], template))
+
+
+def run_grade(
+    config: Config,
+    output: Path,
+    candidates: Path | None,
+    pool: Path | None,
+    include_golden: bool,
+    title: str | None,
+) -> ExitCode:
+    """`grade`: the page of the candidates, the pool and (`include_golden`) the golden set, to
+    `output`; EvalInputError when given nothing to grade."""
+    if candidates is None and pool is None and not include_golden:
+        raise EvalInputError(
+            config.path, "grade needs something to grade", "give --candidates FILE, --pool FILE or --all"
+        )
+    corpus = load_corpus(config.corpus)
+    items = page_items(
+        corpus,
+        load_golden(config.golden, corpus),
+        candidates=candidates,
+        pool=pool,
+        include_golden=include_golden,
+    )
+    write_page(output, items, corpus, title or f"Grading: {config.path.parent.resolve().name}")
+    print(f"wrote {output}: {len(items)} item(s) to grade; open it in a browser (no server needed)")
+    print("download your grades from the page, then: rag-regress add-judgments <downloaded file>")
+    return ExitCode.OK
