@@ -203,3 +203,26 @@ def test_cohen_kappa_equals_scikit_learns(first: list[int], second: list[int]) -
 def test_cohen_kappa_is_undefined_when_both_give_one_grade_throughout() -> None:
     assert cohen_kappa([1, 1], [1, 1]) is None
     assert cohen_kappa([], []) is None
+
+
+def test_a_line_separator_inside_a_question_stays_in_its_line(project: Path, tmp_path: Path) -> None:
+    """U+2028 is no line end in JSON Lines: a question holding one, in the golden set and in the
+    page's download (JSON.stringify leaves it raw), merges like any other."""
+    golden = project.parent / "golden.jsonl"
+    rows = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines()]
+    rows[1]["question"] = "first line\u2028second line"
+    golden.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    item = {"id": rows[1]["id"], "origin": "question", "status": "judged", "question": rows[1]["question"]}
+    file = tmp_path / "ana.jsonl"
+    file.write_text(
+        "".join(
+            json.dumps(line, ensure_ascii=False) + "\n"
+            for line in [HEADER, item | {"judgments": {"invoices": 0}}]
+        ),
+        encoding="utf-8",
+    )
+    assert "\u2028" in file.read_text(encoding="utf-8")
+    assert add(project, file) == 0
+    merged = [json.loads(line) for line in golden.read_bytes().decode("utf-8").split("\n") if line]
+    assert merged[1]["question"] == "first line\u2028second line"
+    assert "invoices" in merged[1]["not_relevant"]

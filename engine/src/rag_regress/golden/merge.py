@@ -353,10 +353,11 @@ def _finish(question: _Question, files: dict[str, Judgments]) -> dict[str, Any]:
 def _read_golden_lines(path: Path) -> list[tuple[str, dict[str, Any] | None]]:
     """Each line of golden.jsonl as read, parsed (None for a blank line): lines that do not
     change are written back as they were."""
-    text = read_data(path, "golden set", limit=QUESTIONS_LIMIT).decode("utf-8-sig")
+    raw = read_data(path, "golden set", limit=QUESTIONS_LIMIT).removeprefix(b"\xef\xbb\xbf")
     lines = []
-    for raw in text.splitlines():
-        lines.append((raw, json.loads(raw) if raw.strip() else None))
+    # Split as load_golden does (bytes: at \n and \r only), so U+2028 inside a string stays put.
+    for line in (data.decode("utf-8") for data in raw.splitlines()):
+        lines.append((line, json.loads(line) if line.strip() else None))
     return lines
 
 
