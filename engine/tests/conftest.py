@@ -43,6 +43,7 @@ from rag_regress import cli, run
 from rag_regress.answers import stand_in
 from rag_regress.api import System
 from rag_regress.inputs.reports import Report
+from rag_regress.net import redact
 from rag_regress.retrieval.retrievers import bm25 as shipped_retriever
 from rag_regress.settings.config import Config
 
@@ -255,3 +256,10 @@ def project(tmp_path: Path) -> Path:
 def no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never append to the CI run's real $GITHUB_STEP_SUMMARY (the gate writes there)."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_between_tests() -> Iterator[None]:
+    """Each test starts with no registered secret (net/redact.py keeps them per process)."""
+    yield
+    redact.forget_all()

@@ -29,6 +29,8 @@ class Reply:
     body: dict[str, Any] | list[Any] | bytes = b""
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0  # seconds between single bytes of the reply: a server that never quite stops
+    drip_head: bool = False  # drip the status line and headers too, not only the body
 
 
 def chat(content: str, model: str = "test-model", usage: dict[str, int] | None = None) -> Reply:
@@ -102,6 +104,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.fake.answer(received)
         time.sleep(reply.delay)
         data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+        if reply.drip:
+            self._drip(reply, data)
+            return
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
@@ -114,6 +119,24 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     do_GET = do_POST  # a GET request, or a followed redirect: recorded too
+
+    def _drip(self, reply: Reply, data: bytes) -> None:
+        """The reply one byte every `reply.drip` seconds (its head at once unless drip_head),
+        until it is sent or the client hangs up."""
+        head = f"HTTP/1.1 {reply.status} OK\r\nContent-Type: application/json\r\n"
+        head += f"Content-Length: {len(data)}\r\n\r\n"
+        slow = head.encode() + data if reply.drip_head else data
+        try:
+            if not reply.drip_head:
+                self.wfile.write(head.encode())
+                self.wfile.flush()
+            for byte in slow:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(reply.drip)
+        except OSError:  # the client gave up: what a deadline should make it do
+            pass
+        self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

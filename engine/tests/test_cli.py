@@ -15,6 +15,7 @@ import pytest
 
 import rag_regress
 from conftest import (
+    SHIPPED,
     TINY_CONFIG,
     TINY_GOLDEN,
     as_report,
@@ -25,6 +26,7 @@ from conftest import (
     write_project,
 )
 from rag_regress import run as orchestrator
+from rag_regress.api import System
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs import files as files_module
 from rag_regress.inputs.reports import read_report, write_report
@@ -129,9 +131,11 @@ def test_gate_with_an_incomparable_baseline_is_invalid_input(
 def test_malformed_golden_line_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, existing: bool
 ) -> None:
-    """Invalid input: exit 2, stderr names golden.jsonl:2, and neither the report nor the
-    baseline is created or changed (byte for byte). (`gate` always gets a baseline, or it
-    would stop at the missing baseline before reading the golden set.)"""
+    """Invalid input: exit 2, stderr names golden.jsonl:2; the baseline is neither created nor
+    changed (byte for byte) and no report is created. `eval` and `gate` remove the report an
+    earlier run left (it does not describe this run); `baseline` writes no report, so leaves
+    it. (`gate` always gets a baseline, or it would stop at the missing baseline before
+    reading the golden set.)"""
     config_path = write_project(tmp_path)
     report_path, baseline_path = tmp_path / "build" / "report.json", tmp_path / "baseline.json"
     if existing or command == "gate":
@@ -145,6 +149,8 @@ def test_malformed_golden_line_writes_nothing(
     captured = capsys.readouterr()
     assert "golden.jsonl:2:" in captured.err and "fix:" in captured.err
     after = {p: p.read_bytes() if p.exists() else None for p in (report_path, baseline_path)}
+    if command != "baseline":
+        before[report_path] = None
     assert after == before
 
 
@@ -517,3 +523,64 @@ def test_model_loaders_draw_no_progress_bar_in_a_pipe() -> None:
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "False"
+
+
+# -- a run that exits 2 leaves no report of an earlier run --------------------------------
+
+
+def broken_generator(retriever: object, documents: object, options: object) -> object:
+    raise RuntimeError("the model server refused the connection")  # BROKEN_LINE
+
+
+BROKEN_LINE = 1 + next(
+    number
+    for number, line in enumerate(Path(__file__).read_text(encoding="utf-8").splitlines())
+    if line.endswith("# BROKEN_LINE")
+)
+BROKEN = System(SHIPPED.build_retriever, broken_generator)  # type: ignore[arg-type]  # it never returns
+
+
+def test_a_gate_that_exits_2_removes_the_last_runs_reports(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A passing gate's report.json, summary.md and report.html, then a gate whose generator
+    factory raises: exit 2 at the factory's own line, and none of the three is left to stand
+    for this run. The baseline (an input) and the caches stay."""
+    build = committed(project).parent / "build"
+    assert run(project, "gate", "--quiet") == 0
+    assert sorted(path.name for path in build.iterdir()) == ["report.html", "report.json", "summary.md"]
+    inputs = snapshot(project.parent)
+    capsys.readouterr()
+    assert run_cli(["--config", str(project), "gate", "--quiet"], BROKEN) == 2
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("error: ") and first.endswith(
+        f"test_cli.py:{BROKEN_LINE}: build_generator raised RuntimeError: "
+        "the model server refused the connection"
+    )
+    assert f"line {BROKEN_LINE}, in broken_generator" in err and "rag_regress/" not in err
+    assert "removed " in err and "report.json" in err
+    assert list(build.iterdir()) == []
+    assert snapshot(project.parent) == inputs
+
+
+def test_an_eval_that_exits_2_removes_the_report_it_would_have_written(project: Path, tmp_path: Path) -> None:
+    """`eval --report PATH` that exits 2 removes the earlier report at PATH (its output), and
+    leaves [data] report, which this command would not have written."""
+    elsewhere = tmp_path / "elsewhere" / "report.json"
+    assert run(project, "eval", "--quiet") == 0
+    assert run(project, "eval", "--quiet", "--report", str(elsewhere)) == 0
+    assert run_cli(["--config", str(project), "eval", "--quiet", "--report", str(elsewhere)], BROKEN) == 2
+    assert not elsewhere.exists()
+    assert (project.parent / "build" / "report.json").is_file()
+
+
+def test_a_gate_refused_for_an_output_on_an_input_removes_nothing(project: Path) -> None:
+    """Compared with last run's report (`--baseline build/report.json`), the gate would write
+    its report onto the baseline it compares with: exit 2, and that file, an input of this
+    run, is kept (only outputs check_outputs accepts are ever removed)."""
+    assert run(project, "eval", "--quiet") == 0
+    report = project.parent / "build" / "report.json"
+    before = report.read_bytes()
+    assert run(project, "gate", "--baseline", str(report)) == 2
+    assert report.read_bytes() == before

@@ -282,16 +282,17 @@ def test_team_code_that_exits_or_raises_is_exit_2_naming_where_and_writes_nothin
 ) -> None:
     """`sys.exit()` in the team's search once ended the gate with 0, nothing evaluated and
     nothing written. Now any way out of the team's code is exit 2 naming the question (or the
-    factory) and the file to fix, and the gate's files stay as they were."""
+    factory) and the file to fix, nothing of this run is written, and the last run's reports
+    are removed: none of them describes this run."""
     assert run_cli(["--config", str(project), "baseline", "--quiet"]) == 0
     assert run_cli(["--config", str(project), "gate", "--quiet"]) == 0
-    before = outputs(project.parent)
+    assert sorted(outputs(project.parent)) == ["report.html", "report.json", "summary.md"]
     capsys.readouterr()
     assert run_cli(["--config", str(project), "gate", "--quiet"], leaving(where, EXITS[leave])) == 2
     err = capsys.readouterr().err
     named, fix = PLACES[where]
     assert named in err and fix in err and "Traceback" not in err
-    assert outputs(project.parent) == before
+    assert outputs(project.parent) == {}
 
 
 def test_a_call_past_the_run_timeout_is_exit_2_naming_the_question_and_the_setting(

@@ -33,8 +33,9 @@ from typing import Any
 from . import __version__, run
 from .answers.calibration import calibrate, compare, format_calibration, format_comparison
 from .api import System
-from .errors import EvalInputError, ExitCode
+from .errors import EvalInputError, ExitCode, shown_path
 from .execution.supervise import deliver, run_supervised, supervised
+from .execution.team_trace import raised, team_code_error
 from .golden.merge import RESOLVE, run_add_judgments
 from .golden.pool import report_pool, unjudged_pool
 from .inputs.data import load_corpus
@@ -60,7 +61,8 @@ INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by
 
 def _factory(config: Config, part: str) -> tuple[Callable[..., Any], Path]:
     """The team's factory named by [system] `part` ("module:function") and the folder of its
-    package (hashed for the output cache). Imported here and nowhere else in the engine."""
+    package (hashed for the output cache). Imported here and nowhere else in the engine; a
+    module that fails while imported is EvalInputError at the team's own line (_import_error)."""
     spec = getattr(config.system, part)
     line = config.line_of("system", part) or config.line_of("system")
     if spec is None:
@@ -74,13 +76,17 @@ def _factory(config: Config, part: str) -> tuple[Callable[..., Any], Path]:
     module_name, _, name = spec.partition(":")
     try:
         module = _import(module_name, config.path.parent)
-    except ModuleNotFoundError as error:
-        raise EvalInputError(
-            config.path,
-            f"[system] {part} = {spec!r}: no module named {error.name!r}",
-            "install your project (`pip install -e .`; the nox sessions do) or fix the module path",
-            line,
-        ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # anything the team's module does while imported: exit 2
+        if isinstance(error, ModuleNotFoundError) and _names_the_module(error, module_name):
+            raise EvalInputError(
+                config.path,
+                f"[system] {part} = {spec!r}: no module named {error.name!r}",
+                "install your project (`pip install -e .`; the nox sessions do) or fix the module path",
+                line,
+            ) from None
+        raise _import_error(error, config, part, spec, line) from None
     factory = getattr(module, name, None)
     if not callable(factory):
         raise EvalInputError(
@@ -94,9 +100,34 @@ def _factory(config: Config, part: str) -> tuple[Callable[..., Any], Path]:
     return factory, source.parent
 
 
+def _names_the_module(error: ModuleNotFoundError, module_name: str) -> bool:
+    """The missing module is the one [system] names (or a package it is in): the setting is
+    wrong or the project is not installed. Any other is missing for the team's own import."""
+    missing = error.name
+    return missing is not None and (missing == module_name or module_name.startswith(missing + "."))
+
+
+def _import_error(
+    error: BaseException, config: Config, part: str, spec: str, line: int | None
+) -> EvalInputError:
+    """The team's module failed while imported (a syntax error, a NameError, a library it
+    imports that is not installed, any exception, sys.exit): exit 2 at the team's own file and
+    line with their frames only, never a traceback through the engine."""
+    problem = f"importing [system] {part} {spec!r} {raised(error)}"
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        top = error.name.partition(".")[0]
+        fix = (
+            f"install the package that provides {top!r} in this environment and list it in your "
+            "project's dependencies (pyproject.toml), or remove the import"
+        )
+    else:
+        fix = "correct your code at the line named above (the frames listed are yours, innermost last)"
+    return team_code_error(error, problem, fix, config.path, line)
+
+
 def _import(module_name: str, folder: Path) -> Any:
     """Import the team's module; from `src/` beside eval.toml (or its folder) when it is not
-    installed, as pytest's `pythonpath` would."""
+    installed, as pytest's `pythonpath` would. Whatever the module raises is raised here."""
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
@@ -207,7 +238,9 @@ def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     grade.add_argument(
         "--output", type=Path, default=Path("build/grade.html"), help="default: build/grade.html"
     )
-    grade.add_argument("--title", help="the page's title (also where it keeps work in progress)")
+    grade.add_argument(
+        "--title", help="the page's title (work in progress is kept per title and per items graded)"
+    )
     merge = commands.add_parser(
         "add-judgments", help="merge judgments files from the grading page into the golden set"
     )
@@ -215,8 +248,8 @@ def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     merge.add_argument(
         "--on-conflict",
         choices=RESOLVE,
-        help="settle grades that differ: keep the golden set's (or first file's), replace with the "
-        "last file's, max or min (default: refuse, listing them)",
+        help="settle conflicts: keep the golden set's (or first file's) grade, decision or edit, "
+        "replace with the last file's, or take the max or min grade (default: refuse, listing them)",
     )
     merge.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
     pool = commands.add_parser(
@@ -383,7 +416,8 @@ def main(argv: list[str] | None = None, system: System | None = None) -> int:
         return _run(args, system)
     channel = supervised()
     if channel is None and args.command in RUNS_TEAM_CODE:
-        return run_supervised(arguments, args.command)
+        # A child that could not finish may have died before it could clean up: so do we.
+        return run_supervised(arguments, args.command, lambda: discard_reports(args))
     code = _run(args, None)
     if channel is not None:
         deliver(channel, code)
@@ -404,6 +438,7 @@ def _run(args: argparse.Namespace, system: System | None) -> int:
         return dispatch(args, system)
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)
+        discard_reports(args)
         return ExitCode.INVALID_INPUT
     except KeyboardInterrupt:  # Ctrl-C: stop at once, no traceback, the shell's code for SIGINT
         print("interrupted", file=sys.stderr)
@@ -415,3 +450,23 @@ def _run(args: argparse.Namespace, system: System | None) -> int:
         with contextlib.suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return BROKEN_PIPE
+
+
+def discard_reports(args: argparse.Namespace) -> None:
+    """After `eval` or `gate` could not complete: remove the reports an earlier run left where
+    this one would have written its own (run.discard_reports, which removes only outputs
+    check_outputs accepts, never an input), and say so on stderr, so that no report, summary
+    or HTML page of an earlier run stands for a run that exited 2. Settings that cannot be read
+    remove nothing: the error already printed says why."""
+    if args.command not in ("eval", "gate"):  # `baseline` writes only the baseline: an input
+        return
+    try:
+        config = load_config(args.config)
+        removed = run.discard_reports(
+            config, args.command, getattr(args, "report", None), getattr(args, "baseline", None)
+        )
+    except (EvalInputError, OSError):
+        return
+    if removed:
+        shown = ", ".join(shown_path(path) for path in removed)
+        print(f"removed {shown}: written by an earlier run, not this one", file=sys.stderr)

@@ -30,6 +30,7 @@ from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
 from .execution import ExecutorError, started, using
 from .execution.heap import paused, settle, settling
+from .execution.team_trace import team_code_error
 from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
 from .gate.fit import check_baseline, describe, fit_baseline
 from .gate.holdout import check_disjoint
@@ -57,7 +58,7 @@ from .render.progress import QUIET, Progress, interactive
 from .render.view import gate_view
 from .retrieval.batch import compute, judge_rankings
 from .retrieval.caller import Caller
-from .retrieval.calls import call, failure, time_limit
+from .retrieval.calls import TeamCodeError, call, failure, time_limit
 from .retrieval.executor import executor_for
 from .retrieval.metrics import judged_at_k
 from .retrieval.outputs import OutputCache
@@ -202,11 +203,8 @@ class Built:
         except EvalInputError:
             raise
         except Exception as error:  # a crash or an exit of the team's factory: exit 2 naming it
-            raise EvalInputError(
-                config.path,
-                f"build_retriever {failure(error)}",
-                "fix build_retriever in retriever.py, or the [retriever] options it reads",
-            ) from error
+            fix = "fix build_retriever in retriever.py, or the [retriever] options it reads"
+            raise _factory_error(config, "build_retriever", error, fix) from error
 
     def generator(self) -> Generator:
         """The team's generator, built on first use from the [generation] settings."""
@@ -225,12 +223,17 @@ class Built:
             except EvalInputError:
                 raise
             except Exception as error:  # a crash or an exit of the team's factory: exit 2 naming it
-                raise EvalInputError(
-                    self.config.path,
-                    f"build_generator {failure(error)}",
-                    "fix build_generator in generator.py, or the [generation] options it reads",
-                ) from error
+                fix = "fix build_generator in generator.py, or the [generation] options it reads"
+                raise _factory_error(self.config, "build_generator", error, fix) from error
         return self._generator
+
+
+def _factory_error(config: Config, factory: str, error: Exception, fix: str) -> EvalInputError:
+    """The team's factory raised or exited: exit 2 at the team's own file and line (eval.toml
+    when the traceback never reaches their code, as for a shipped adapter), with their frames
+    only; an exit's frames are those of the SystemExit it raised."""
+    origin = error.cause if isinstance(error, TeamCodeError) and error.cause is not None else error
+    return team_code_error(origin, f"{factory} {failure(error)}", fix, config.path)
 
 
 def _caller(config: Config, system: System, progress: Progress) -> Caller:
@@ -822,6 +825,40 @@ def check_outputs(
         if step_summary:
             check_output(Path(step_summary), "step summary ($GITHUB_STEP_SUMMARY)", inputs, protected=evals)
     _require_distinct_outputs(config)
+
+
+def report_files(config: Config, command: str, explicit: Path | None = None) -> list[Path]:
+    """The reports `command` writes, each a verdict a reader (or CI's artifact upload) takes
+    for this run's: `eval`'s report (`explicit`, its --report, else [data] report); `gate`'s
+    report, summary and HTML report. None for `baseline`: the file it writes is the baseline,
+    an input of every gate, never a stale output. The caches are not reports: what a failed
+    run asked is kept for the next."""
+    if command == "eval":
+        return [explicit or config.report]
+    if command == "gate":
+        return [config.report, config.summary, config.html]
+    return []
+
+
+def discard_reports(
+    config: Config, command: str, explicit: Path | None = None, baseline: Path | None = None
+) -> list[Path]:
+    """After `command` could not complete (exit 2, or a process that ended before the command
+    returned): remove the reports an earlier run left where this one writes its own, so none
+    of them stands for this run. Returns those removed.
+
+    Only what check_outputs accepts now, as this command's outputs, is removed: an output on
+    an input (the baseline given by `baseline` for `gate` included), outside the project or
+    through a symlink raises EvalInputError and nothing is removed. `$GITHUB_STEP_SUMMARY`
+    is left alone: steps append to it, so it holds other steps' output too."""
+    compared = ((baseline or config.baseline, "the baseline compared with"),) if command == "gate" else ()
+    check_outputs(config, command, explicit, extra_inputs=compared)
+    removed = []
+    for path in report_files(config, command, explicit):
+        if path.is_symlink() or path.is_file():  # a folder is no report of ours: left alone
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def save_report(path: Path, report: Report) -> None:

@@ -158,7 +158,7 @@ def test_a_busy_service_is_a_connection_error_naming_the_url_and_status(search_s
 def test_a_service_slower_than_the_timeout_is_a_connection_error(search_service: Server) -> None:
     search_service.script = [Reply(body={"hits": []}, delay=1.0)]
     built = retriever(search_service, timeout=0.2)
-    with pytest.raises(http.SearchUnavailable, match=r"no reply within 0\.2 s"):
+    with pytest.raises(http.SearchUnavailable, match=r"no complete reply within the timeout of 0\.2 s"):
         built.search("SSO", 5)
     assert retrying(1).call(built.search, "SSO", 5) == bm25_of(DOCUMENTS).search("SSO", 5)
 

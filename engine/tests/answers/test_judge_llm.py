@@ -164,20 +164,23 @@ def test_a_busy_or_failing_server_is_asked_again(server: Server, status: int) ->
     assert judge.stats["requests"] == 2 and judge.stats["retries"] == 1 and judge.stats["failed"] == 1
 
 
-def test_a_reply_slower_than_the_timeout_is_asked_again(server: Server) -> None:
+def test_a_reply_slower_than_the_timeout_stops_the_run_within_the_timeout(server: Server) -> None:
     slow = quoting()
 
     def late(request: Received) -> Reply:
         reply = slow(request)
-        reply.delay = 0.6
+        reply.delay = 2.0
         return reply
 
     server.script = [late]
-    judge = judge_of(server, timeout=0.2)
+    judge = judge_of(server, timeout=0.3, retries=2)
     started = time.monotonic()
-    (verdict,) = judge.verdicts([("Export projects as CSV files.", CONTEXTS)])
-    assert verdict.supported and len(server.received) == 2 and judge.stats["retries"] == 1
-    assert time.monotonic() - started < 0.6  # it did not wait for the slow reply
+    with pytest.raises(EvalInputError) as caught:
+        judge.verdicts([("Export projects as CSV files.", CONTEXTS)])
+    # The timeout is the whole call, retries included: a slow reply is not waited for twice.
+    assert time.monotonic() - started < 0.3 + 1.0 and len(server.received) == 1
+    assert "no complete reply within the timeout of 0.3 s" in caught.value.problem
+    assert "[judge] timeout" in caught.value.fix
 
 
 def test_a_server_failing_after_every_retry_stops_the_run_naming_the_answer(server: Server) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -299,9 +300,8 @@ def test_concurrent_requests_write_every_slot_in_slot_order(tmp_path: Path, serv
     [
         Reply(429, {"error": {"message": "rate limited"}}),
         Reply(500, {"error": {"message": "overloaded"}}),
-        Reply(body=b"{}", delay=1.5),  # beyond [golden] timeout (0.5 s)
     ],
-    ids=["429", "500", "timeout"],
+    ids=["429", "500"],
 )
 def test_a_transient_failure_is_retried(
     tmp_path: Path, server: Server, fault: Reply, capsys: pytest.CaptureFixture[str]
@@ -340,6 +340,17 @@ def test_a_server_that_stays_down_stops_the_run_after_its_retries(tmp_path: Path
     assert "HTTP 503" in raised.value.problem and "(2 attempts)" in raised.value.problem
     assert "raise [golden] timeout or retries" in raised.value.fix
     assert lines(output(config)) == [] and len(server.received) == 2
+
+
+def test_a_reply_slower_than_the_timeout_stops_the_run_within_it(tmp_path: Path, server: Server) -> None:
+    server.default = lambda request: Reply(body=b"{}", delay=3.0)  # beyond [golden] timeout (0.5 s)
+    config = project(tmp_path, server, retries=2)
+    started = time.monotonic()
+    with pytest.raises(EvalInputError) as raised:
+        run_generate(config, count=1, show_progress=False)
+    assert time.monotonic() - started < 0.5 + 1.0  # the timeout holds the retries too
+    assert "no complete reply within the timeout of 0.5 s" in raised.value.problem
+    assert len(server.received) == 1
 
 
 # -- what drops a slot ------------------------------------------------------------------------
@@ -481,11 +492,11 @@ def test_ctrl_c_leaves_whole_lines_and_the_rerun_resumes(
     complete = Client.complete
     calls = []
 
-    def interrupted(self: Client, body: dict[str, Any]) -> Any:
+    def interrupted(self: Client, body: dict[str, Any], *deadline: Any) -> Any:
         calls.append(body["seed"])
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return complete(self, body)
+        return complete(self, body, *deadline)
 
     monkeypatch.setattr(Client, "complete", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -505,6 +516,26 @@ def test_a_cut_short_last_line_is_removed_with_a_warning(
     found = generated(config, count=3)
     assert [line["slot"] for line in found] == [0, 1, 2]
     assert "the last line is cut short (an interrupted run); it is removed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "last",
+    ["my notes, kept here", '{"note": "mine"}', '{"id": "cand-0002", "slot": 2, "status": "candidate"}'],
+    ids=["not-json", "foreign-json", "no-provenance"],
+)
+def test_a_last_line_not_written_by_generate_is_never_cut(tmp_path: Path, server: Server, last: str) -> None:
+    """--output onto a file whose last line (no newline) is not a candidate line of this plan:
+    exit 2 naming the file and the line, the file byte for byte as it was, no request made."""
+    config = project(tmp_path, server)
+    generated(config, count=2)
+    with output(config).open("a", encoding="utf-8") as out:
+        out.write(last)
+    before = output(config).read_bytes()
+    server.received = []
+    with pytest.raises(EvalInputError) as raised:
+        run_generate(config, count=3, show_progress=False)
+    assert (raised.value.path, raised.value.line) == (str(output(config)), 3)
+    assert output(config).read_bytes() == before and server.received == []
 
 
 def test_a_bad_line_in_the_file_is_an_error_naming_it(tmp_path: Path, server: Server) -> None:

@@ -3,16 +3,23 @@ conflicts are refused unless settled; two graders' agreement is Cohen's kappa.""
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import TINY_GOLDEN, run_cli, write_jsonl
+from conftest import ENGINE_ROOT, TINY_GOLDEN, run_cli, write_jsonl
+from rag_regress.errors import EvalInputError
+from rag_regress.golden import merge as merge_module
 from rag_regress.golden.agreement import cohen_kappa
+from rag_regress.golden.merge import LOCK_PATTERN, Resolve, run_add_judgments
 from rag_regress.inputs.data import load_corpus, load_golden
+from rag_regress.settings.config import load_config
 
 WHO = {"by": "ana", "at": "2026-12-03T10:00:00Z"}
 HEADER = {"format": "rag-regress-judgments", "version": 1, **WHO}
@@ -105,20 +112,24 @@ def test_two_graders_agreement_and_their_conflicts(
     assert [entry["by"] for entry in q1["provenance"]] == ["ana", "ben"]
 
 
+# A candidate as the page downloads it, accepted.
+CANDIDATE = {
+    "id": "cand-0001",
+    "origin": "candidate",
+    "status": "accepted",
+    "question": "Where do I create an API key?",
+    "answerable": True,
+    "reference": "Under Developer settings.",
+    "nuggets": [{"text": "Developer settings", "vital": True}],
+    "kind": "acronym",
+    "passages": [{"doc": "api-keys", "start": 0, "end": 20, "grade": 3}],
+    "provenance": {"model": "m", "prompt_version": "1", "seed": 0, "slot": 1},
+    "judgments": {"api-keys": 3},
+}
+
+
 def test_accepted_candidates_become_questions_and_rejected_ones_do_not(project: Path, tmp_path: Path) -> None:
-    candidate = {
-        "id": "cand-0001",
-        "origin": "candidate",
-        "status": "accepted",
-        "question": "Where do I create an API key?",
-        "answerable": True,
-        "reference": "Under Developer settings.",
-        "nuggets": [{"text": "Developer settings", "vital": True}],
-        "kind": "single",
-        "passages": [{"doc": "api-keys", "start": 0, "end": 20, "grade": 3}],
-        "provenance": {"model": "m", "prompt_version": "1", "seed": 0, "slot": 1},
-        "judgments": {"api-keys": 3, "invoices": 0},
-    }
+    candidate = {**CANDIDATE, "kind": "single", "judgments": {"api-keys": 3, "invoices": 0}}
     rejected = {**candidate, "id": "cand-0002", "status": "rejected", "question": "Something else?"}
     added = {
         "id": "new-1",
@@ -226,3 +237,228 @@ def test_a_line_separator_inside_a_question_stays_in_its_line(project: Path, tmp
     merged = [json.loads(line) for line in golden.read_bytes().decode("utf-8").split("\n") if line]
     assert merged[1]["question"] == "first line\u2028second line"
     assert "invoices" in merged[1]["not_relevant"]
+
+
+# -- merges that cannot lose or invent a grade ------------------------------------------------
+
+BEN = {**HEADER, "by": "ben"}
+
+
+def run_merge(project: Path, *paths: Path, how: Resolve | None = None) -> int:
+    """add-judgments as the command line runs it, in this thread: its exit code."""
+    try:
+        return run_add_judgments(load_config(project), list(paths), how, dry_run=False)
+    except EvalInputError:
+        return 2
+
+
+def test_two_merges_at_once_keep_every_grade_of_both(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two add-judgments racing on one golden set: each has read it before the other writes
+    (a barrier holds both just after reading, unless the lock keeps the second out), yet every
+    grade of both ends up in the file."""
+    ana = judgments(tmp_path / "ana.jsonl", graded("q1", invoices=0), graded("q2", **{"api-keys": 0}))
+    ben = judgments(
+        tmp_path / "ben.jsonl", graded("q3", invoices=0), graded("q4", **{"api-keys": 0}), header=BEN
+    )
+    barrier = threading.Barrier(2, timeout=1.0)
+    real = merge_module.merge
+
+    def racing(*args: Any) -> merge_module.Merge:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()  # both have read the golden set (the old code's lost update)
+        return real(*args)
+
+    monkeypatch.setattr(merge_module, "merge", racing)
+    codes: dict[str, int] = {}
+    threads = [
+        threading.Thread(target=lambda n=name, f=file: codes.__setitem__(n, run_merge(project, f)))
+        for name, file in (("ana", ana), ("ben", ben))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert codes == {"ana": 0, "ben": 0}
+    lines = golden_lines(project)
+    assert lines["q1"]["not_relevant"] == ["invoices"] and lines["q2"]["not_relevant"] == ["api-keys"]
+    assert lines["q3"]["not_relevant"] == ["invoices"] and lines["q4"]["not_relevant"] == ["api-keys"]
+    lock = project.parent / ".golden.jsonl.lock"
+    assert lock.exists() and fnmatch.fnmatch(lock.name, LOCK_PATTERN)
+    ignored = (ENGINE_ROOT.parent / "{{cookiecutter.project_slug}}" / ".gitignore").read_text(
+        encoding="utf-8"
+    )
+    assert LOCK_PATTERN in ignored.splitlines(), "a project never commits the lock file"
+
+
+def test_a_golden_set_another_writer_changes_while_merging_is_merged_again(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A writer that takes no lock (an editor, a script) changes the file after it was read:
+    the merge reads it again, so both changes are kept; one that never stops is exit 2."""
+    golden = project.parent / "golden.jsonl"
+    file = judgments(tmp_path / "ana.jsonl", graded("q1", invoices=0))
+    real = merge_module.merge
+    edits: list[int] = []
+
+    def meddling(*args: Any) -> merge_module.Merge:
+        if len(edits) < 1:
+            edits.append(1)
+            text = golden.read_text(encoding="utf-8").replace('"question": "API"', '"question": "API keys"')
+            golden.write_text(text, encoding="utf-8")
+        return real(*args)
+
+    monkeypatch.setattr(merge_module, "merge", meddling)
+    assert add(project, file) == 0
+    lines = golden_lines(project)
+    assert lines["q3"]["question"] == "API keys", "the other writer's change is kept"
+    assert lines["q1"]["not_relevant"] == ["invoices"], "and so is the merge's"
+    assert "changed while merging (another writer): merging again" in capsys.readouterr().err
+
+    def restless(*args: Any) -> merge_module.Merge:
+        with golden.open("a", encoding="utf-8") as out:
+            out.write("\n")
+        return real(*args)
+
+    monkeypatch.setattr(merge_module, "merge", restless)
+    other = judgments(tmp_path / "ben.jsonl", graded("q2", invoices=0), header=BEN)
+    assert add(project, other) == 2
+    err = capsys.readouterr().err
+    assert (
+        "golden.jsonl: it changed while add-judgments was merging, 3 times in a row: nothing written" in err
+    )
+    q2 = json.loads(golden.read_text(encoding="utf-8").splitlines()[1])
+    assert q2["id"] == "q2" and "not_relevant" not in q2, "nothing of the merge was written"
+
+
+def test_a_candidate_accepted_by_one_grader_and_rejected_by_another_is_a_conflict(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = (project.parent / "golden.jsonl").read_bytes()
+    ana = judgments(tmp_path / "ana.jsonl", CANDIDATE)
+    ben = judgments(tmp_path / "ben.jsonl", {**CANDIDATE, "status": "rejected"}, header=BEN)
+    assert add(project, ana, ben) == 2
+    out, err = capsys.readouterr()
+    assert (
+        "1 candidate(s) decided by both; 1 disagreement(s)" in out
+        and "cand-0001: accepted vs rejected" in out
+    )
+    assert "1 candidate(s) accepted and rejected, nothing merged" in err
+    assert "cand-0001: accepted in ana.jsonl, rejected in ben.jsonl" in err
+    assert "--on-conflict keep" in err and "edit one download" in err
+    assert (project.parent / "golden.jsonl").read_bytes() == before
+    assert add(project, ana, ben, "--on-conflict", "replace") == 0  # the last file's: rejected
+    assert (project.parent / "golden.jsonl").read_bytes() == before
+    assert add(project, ana, ben, "--on-conflict", "keep") == 0  # the first file's: accepted
+    assert golden_lines(project)["cand-0001"]["tags"] == ["generated", "acronym"]
+    # Now the golden set holds it: a later rejection is a conflict only `keep` settles.
+    capsys.readouterr()
+    late = judgments(
+        tmp_path / "cy.jsonl", {**CANDIDATE, "status": "rejected"}, header={**HEADER, "by": "cy"}
+    )
+    assert add(project, late) == 2
+    assert "accepted in the golden set (an earlier merge), rejected in cy.jsonl" in capsys.readouterr().err
+    assert add(project, late, "--on-conflict", "replace") == 2  # never removes a golden question
+    assert add(project, late, "--on-conflict", "keep") == 0
+    assert "cand-0001" in golden_lines(project)
+
+
+def test_a_candidate_two_graders_edited_differently_is_a_conflict(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = (project.parent / "golden.jsonl").read_bytes()
+    ana = judgments(tmp_path / "ana.jsonl", {**CANDIDATE, "question": "Where are API keys made?"})
+    ben = judgments(tmp_path / "ben.jsonl", {**CANDIDATE, "reference": "In Developer settings."}, header=BEN)
+    assert add(project, ana, ben) == 2
+    out, err = capsys.readouterr()
+    assert "cand-0001: accepted by both, edited differently (question, reference)" in out
+    assert "1 disagreement(s)" in out
+    assert "1 candidate(s) accepted with different edits, nothing merged" in err
+    assert (
+        "cand-0001: accepted with different edits of question, reference: question 'Where are API keys "
+        "made?', reference 'Under Developer settings.' in ana.jsonl; question 'Where do I create an API "
+        "key?', reference 'In Developer settings.' in ben.jsonl"
+    ) in err
+    assert (project.parent / "golden.jsonl").read_bytes() == before
+    assert add(project, ana, ben, "--on-conflict", "replace") == 0
+    merged = golden_lines(project)["cand-0001"]
+    assert (merged["question"], merged["reference"]) == (
+        "Where do I create an API key?",
+        "In Developer settings.",
+    )
+    assert [entry["by"] for entry in merged["provenance"]] == ["ana", "ben"]
+    # The golden set's text against a later file's: a conflict too; replace takes the file's.
+    later = judgments(
+        tmp_path / "cy.jsonl", {**CANDIDATE, "question": "API key?"}, header={**HEADER, "by": "cy"}
+    )
+    assert add(project, later) == 2
+    assert (
+        "question 'Where do I create an API key?', reference 'In Developer settings.' in the golden set"
+        in (capsys.readouterr().err)
+    )
+    assert add(project, later, "--on-conflict", "replace") == 0
+    assert golden_lines(project)["cand-0001"]["question"] == "API key?"
+
+
+def test_questions_added_in_two_rounds_get_ids_the_golden_set_does_not_hold(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every round's page starts at new-1: the merge takes the next free new-N, and merging a
+    round's file again changes nothing."""
+    added = {"id": "new-1", "origin": "added", "status": "accepted", "answerable": True}
+    first = judgments(
+        tmp_path / "r1.jsonl", {**added, "question": "Export my projects", "judgments": {"export-data": 3}}
+    )
+    second = judgments(
+        tmp_path / "r2.jsonl",
+        {**added, "question": "Invoices as PDF?", "judgments": {"invoices": 3}},
+        {**added, "id": "new-2", "question": "Keys for the API?", "judgments": {"api-keys": 2}},
+        header=BEN,
+    )
+    assert add(project, first) == 0
+    assert add(project, second) == 0
+    assert "new-1 of r2.jsonl (line 2) joins as new-2: new-1 is taken" in capsys.readouterr().err
+    lines = golden_lines(project)
+    assert lines["new-1"]["question"] == "Export my projects"
+    assert (
+        lines["new-2"]["question"] == "Invoices as PDF?" and lines["new-3"]["question"] == "Keys for the API?"
+    )
+    assert all(lines[i]["tags"] == ["added"] for i in ("new-1", "new-2", "new-3"))
+    once = (project.parent / "golden.jsonl").read_bytes()
+    assert add(project, second) == 0 and add(project, first) == 0
+    assert (project.parent / "golden.jsonl").read_bytes() == once
+
+
+def test_a_bad_passage_is_named_in_the_users_file_not_a_temporary_one(project: Path, tmp_path: Path) -> None:
+    bad = {**CANDIDATE, "passages": [{"doc": "api-keys", "start": 0, "end": 9999}]}
+    file = judgments(tmp_path / "ana.jsonl", graded("q1", invoices=0), bad)
+    with pytest.raises(EvalInputError) as raised:
+        run_add_judgments(load_config(project), [file], None, dry_run=False)
+    assert (raised.value.path, raised.value.line) == (str(file), 3)
+    assert "cand-0001, as a new golden question: passage 1: offsets" in raised.value.problem
+    # A golden question's passage on a document a grader now grades 0 (settled by replace).
+    golden = project.parent / "golden.jsonl"
+    rows = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines()]
+    rows[3]["passages"] = [{"doc": "export-data", "quote": "Export projects"}]
+    write_jsonl(golden, rows)
+    file = judgments(tmp_path / "ben.jsonl", graded("q4", **{"export-data": 0}), header=BEN)
+    with pytest.raises(EvalInputError) as raised:
+        run_add_judgments(load_config(project), [file], "replace", dry_run=False)
+    assert (raised.value.path, raised.value.line) == (str(golden.resolve()), 4)
+    assert "q4, as merged with ben.jsonl: passage 1: document 'export-data'" in raised.value.problem
+
+
+def test_a_symlinked_golden_set_is_refused_as_baseline_refuses_one(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = tmp_path / "shared" / "golden.jsonl"
+    shared.parent.mkdir()
+    (project.parent / "golden.jsonl").rename(shared)
+    (project.parent / "golden.jsonl").symlink_to(shared)
+    before = shared.read_bytes()
+    assert add(project, judgments(tmp_path / "ana.jsonl", graded("q1", invoices=0))) == 2
+    err = capsys.readouterr().err
+    assert "the golden set ([data] golden) would be written through the symlink" in err
+    assert "point [data] golden at the file itself" in err
+    assert shared.read_bytes() == before and (project.parent / "golden.jsonl").is_symlink()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conftest import ENGINE_ROOT
+from conftest import ENGINE_ROOT, run_cli
 from rag_regress.api import Document
 from rag_regress.errors import EvalInputError
 from rag_regress.golden.page import TEXT_LIMIT, page_items, write_page
@@ -373,6 +373,7 @@ def test_grading_with_keys_and_the_form_downloads_exact_judgments(
                 {"text": "authenticator app", "vital": False},
             ],
             "judgments": {TWO_FA: 3},
+            "kind": "single",  # travels to the merged question's tags
             "passages": source[0]["passages"],
             "provenance": source[0]["provenance"],
         },
@@ -385,6 +386,7 @@ def test_grading_with_keys_and_the_form_downloads_exact_judgments(
             "reference": "reference of cand-0003",
             "nuggets": [{"text": "a fact", "vital": True}],
             "judgments": {SSO: 0, SCIM: 3},
+            "kind": "two-passage",
             "passages": [],
             "provenance": source[2]["provenance"],
         },
@@ -415,6 +417,17 @@ def test_grading_with_keys_and_the_form_downloads_exact_judgments(
     assert download(page)[1][1:] == items
 
 
+def accept_and_add(page: Page) -> None:
+    """As Ana: accept the first item (a) and add a question on the 2FA document."""
+    page.fill("#name", "Ana")
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")
+    page.click("#add-open")
+    page.fill("#add-question", "Can owners force 2FA for everyone?")
+    page.locator("#add-docs .pick input").nth(0).fill(TWO_FA)
+    page.click('#add-form button[type="submit"]')
+
+
 def test_the_page_refuses_to_download_without_a_name_and_shows_script_tags_as_text(
     tmp_path: Path, corpus: dict[str, Document], golden: list[Question], page: Page
 ) -> None:
@@ -434,3 +447,88 @@ def test_the_page_refuses_to_download_without_a_name_and_shows_script_tags_as_te
     assert page.evaluate("document.activeElement.id") == "name" and downloads == []
     page.click("#clear")  # asks first (the fixture says yes), then forgets the grade
     assert page.text_content("#progress") == "3 of 3 graded"
+
+
+def test_two_pages_of_one_title_never_share_saved_work(
+    tmp_path: Path,
+    corpus: dict[str, Document],
+    golden: list[Question],
+    candidates: Path,
+    pool: Path,
+    page: Page,
+) -> None:
+    """Work is kept per title and per items graded (their digest): a second page of the same
+    default title opens empty, and the first still finds its work."""
+    first, second = tmp_path / "first.html", tmp_path / "second.html"
+    write_page(first, page_items(corpus, golden, candidates=candidates), corpus, "Grading: demo")
+    write_page(second, page_items(corpus, golden, pool=pool), corpus, "Grading: demo")
+    page.goto(first.as_uri())
+    accept_and_add(page)
+    assert page.text_content("#progress") == "2 of 3 graded (2 by you)"
+
+    page.goto(second.as_uri())
+    assert page.text_content("#progress") == "0 of 1 graded"  # not the first page's added question
+    assert page.input_value("#name") == "" and page.locator("#list li").count() == 1
+    page.goto(first.as_uri())
+    assert page.text_content("#progress") == "2 of 3 graded (2 by you)"
+    assert page.input_value("#name") == "Ana"
+
+
+def test_an_unanswerable_questions_documents_can_only_be_graded_0(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question], pooled: list[str], page: Page
+) -> None:
+    [unanswerable] = [question for question in golden if not question.answerable][:1]
+    docs = [{"doc": doc, "in": ["candidate"]} for doc in pooled[:2]]
+    pool = jsonl(tmp_path / "pool.jsonl", [{"id": unanswerable.id, "docs": docs}])
+    path = tmp_path / "grade.html"
+    write_page(path, page_items(corpus, golden, pool=pool), corpus, "Unanswerable")
+    page.goto(path.as_uri())
+    page.fill("#name", "Ana")
+    page.keyboard.press("Escape")
+    page.keyboard.press("2")  # refused, saying why
+    assert "unanswerable: a document can only be graded 0" in (page.text_content("#message") or "")
+    assert page.text_content("#progress") == "0 of 1 graded"
+    buttons = page.locator(".doc").first.locator(".grades button")
+    assert [buttons.nth(n).is_disabled() for n in range(4)] == [False, True, True, True]
+    page.keyboard.press("0")
+    page.keyboard.press("3")  # the second document: refused too
+    _, [_, item] = download(page)
+    assert item["judgments"] == {pooled[0]: 0}
+
+
+def test_the_download_merges_with_the_candidates_kind_and_an_added_question_under_a_free_id(
+    tmp_path: Path, candidates: Path, page: Page, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A round after one that merged new-1: the page's added question is new-2, and the accepted
+    candidate's kind reaches its tags, through `grade` and `add-judgments` on a demo project."""
+    root = tmp_path / "project"
+    shutil.copytree(DEMO, root / "evals")
+    shutil.copy(DEMO.parent / "eval.toml", root / "eval.toml")
+    earlier = {
+        "id": "new-1",
+        "question": "merged in an earlier round",
+        "relevant": {TWO_FA: 2},
+        "tags": ["added"],
+    }
+    with (root / "evals" / "golden.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps(earlier) + "\n")
+    config = ["--config", str(root / "eval.toml")]
+    grade = root / "build" / "grade.html"
+    assert run_cli([*config, "grade", "--candidates", str(candidates), "--output", str(grade)]) == 0
+    page.goto(grade.as_uri())
+    accept_and_add(page)
+    assert "Added new-2." in (page.text_content("#message") or "")
+    with page.expect_download() as started:
+        page.click("#download")
+    downloaded = tmp_path / "judgments.jsonl"
+    started.value.save_as(downloaded)
+    assert run_cli([*config, "add-judgments", str(downloaded)]) == 0, capsys.readouterr().err
+    merged = {
+        line["id"]: line
+        for line in map(
+            json.loads, (root / "evals" / "golden.jsonl").read_text(encoding="utf-8").splitlines()
+        )
+    }
+    assert merged["cand-0001"]["tags"] == ["generated", "single"]
+    assert merged["new-1"]["question"] == "merged in an earlier round"
+    assert merged["new-2"]["question"] == "Can owners force 2FA for everyone?"

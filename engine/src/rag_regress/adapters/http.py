@@ -25,7 +25,7 @@ eval.toml, every option (only `url` is required):
     auth_env = "SEARCH_TOKEN"       # environment variable holding the token (default "": no auth)
     auth_header = "Authorization"   # the header that carries it
     auth_scheme = "Bearer"          # sent as "Bearer <token>"; "" sends the token alone
-    timeout = 30             # seconds to connect and for each read of the reply (0: no limit)
+    timeout = 30             # seconds one request may take in all, connect to last byte (0: no limit)
 
 The hits are kept in the service's order (best first, as the engine checks), at most
 `depth` of them (a service that returns more is cut).
@@ -40,25 +40,29 @@ What can go wrong, and what the run does:
                      the message names the URL, the question and the field's path
 
 The token is read from the environment once, when the retriever is built (a missing or
-empty variable stops the run then), and never appears in an error message: a server's reply
-quoted in one has it replaced by "***". The retriever keeps no state between requests and
+empty variable stops the run then), and never appears in an error message, a report or any
+file: every text the engine shows or writes has it, in any form a server may echo it,
+replaced by "***" (net/redact.py). Requests go through net/http.py: `timeout` bounds the
+whole request, redirects are never followed, replies are capped and JSON nests at most 100
+levels. The retriever keeps no state between requests and
 may be called from several threads at once ([run] concurrency).
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 from .. import __version__
-from ..answers.llm.client import shortened
 from ..api import Document, Hit, Tokenizer
+from ..net import redact
+from ..net.http import Deadline, OutOfTime, TooLarge, Unreachable, send
+from ..net.http import problem as http_problem
+from ..net.parse import loads
+from ..net.redact import shortened
 from . import Options
 
 KNOWN = (
@@ -101,13 +105,6 @@ class SearchError(Exception):
         super().__init__(message)
         self.url = url
         self.status = status
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Redirects are not followed: the token would go wherever the server points."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def render(template: Any, question: str, depth: int) -> Any:
@@ -213,14 +210,12 @@ class HTTPRetriever:
         if method == "POST":
             self.headers["Content-Type"] = "application/json"
         self.headers.update(headers or {})
-        self._token = token  # only to scrub it from what a server says
+        redact.remember(token)
+        redact.remember_headers(self.headers)
         self.timeout = timeout
-        self._opener = urllib.request.build_opener(_NoRedirect)  # proxies from the environment
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
-
-    def _request(self, question: str, depth: int) -> urllib.request.Request:
+    def _request(self, question: str, depth: int) -> tuple[str, bytes | None]:
+        """The address and body of the request for `question`."""
         rendered = render(self.request, question, depth)
         if self.method == "GET":
             query = urllib.parse.urlencode(
@@ -230,46 +225,30 @@ class HTTPRetriever:
                     for item in (value if isinstance(value, list) else [value])
                 ]
             )
-            url = f"{self.url}{'&' if '?' in self.url else '?'}{query}" if query else self.url
-            return urllib.request.Request(url, headers=self.headers, method="GET")
-        data = json.dumps(rendered, ensure_ascii=False).encode("utf-8")
-        return urllib.request.Request(self.url, data=data, headers=self.headers, method="POST")
+            return (f"{self.url}{'&' if '?' in self.url else '?'}{query}" if query else self.url), None
+        return self.url, json.dumps(rendered, ensure_ascii=False).encode("utf-8")
 
     def _fetch(self, question: str, depth: int) -> bytes:
         asked = f"searching {self.url} for {question!r}"
+        url, data = self._request(question, depth)
+        seconds = Deadline(self.timeout).remaining()
         try:
-            with self._opener.open(self._request(question, depth), timeout=self.timeout or None) as response:
-                raw: bytes = response.read(REPLY_LIMIT + 1)
-        except urllib.error.HTTPError as error:
-            status = error.code
-            moved = error.headers.get("Location") if 300 <= status < 400 and error.headers else None
-            said = f"redirects to {moved}" if moved else self._server_says(error)
-            error.close()  # a redirect's reply too: its socket is freed now, not by the collector
-            problem = f"{asked}: HTTP {status} {error.reason}" + (f": {said}" if said else "")
-            if status == 429 or status >= 500:
-                raise SearchUnavailable(problem, self.url, status) from None
-            raise SearchError(problem + self._hint(status), self.url, status) from None
-        except urllib.error.URLError as error:  # could not connect: refused, unknown host, timed out
-            if isinstance(error.reason, TimeoutError):
-                raise SearchUnavailable(f"{asked}: no reply within {self.timeout:g} s", self.url) from None
-            raise SearchUnavailable(f"{asked}: cannot connect: {error.reason}", self.url) from None
-        except TimeoutError:
-            raise SearchUnavailable(f"{asked}: no reply within {self.timeout:g} s", self.url) from None
-        except (OSError, http.client.HTTPException) as error:  # the connection dropped mid-reply
-            problem = f"{asked}: the connection failed: {type(error).__name__}: {error}"
+            reply = send(
+                url, method=self.method, headers=self.headers, data=data, seconds=seconds, limit=REPLY_LIMIT
+            )
+        except OutOfTime:
+            problem = f"{asked}: no complete reply within the timeout of {self.timeout:g} s"
             raise SearchUnavailable(problem, self.url) from None
-        if len(raw) > REPLY_LIMIT:
-            raise SearchError(f"{asked}: the reply is larger than {REPLY_LIMIT:,} bytes", self.url)
-        return raw
-
-    def _server_says(self, error: urllib.error.HTTPError) -> str:
-        try:
-            raw = error.read(64_000).decode("utf-8", "replace")
-        except (OSError, http.client.HTTPException):
-            return ""
-        finally:
-            error.close()
-        return self._scrub(shortened(raw))
+        except Unreachable as error:
+            raise SearchUnavailable(f"{asked}: {error}", self.url) from None
+        except TooLarge as error:
+            raise SearchError(f"{asked}: {error}", self.url) from None
+        if 200 <= reply.status < 300:
+            return reply.body
+        problem = f"{asked}: {http_problem(reply)}"
+        if reply.status == 429 or reply.status >= 500:
+            raise SearchUnavailable(problem, self.url, reply.status)
+        raise SearchError(problem + self._hint(reply.status), self.url, reply.status)
 
     def _hint(self, status: int) -> str:
         if status in (401, 403):
@@ -284,10 +263,10 @@ class HTTPRetriever:
         raw = self._fetch(question, depth)
         about = f"the reply of {self.url} to {question!r}"
         try:
-            reply = json.loads(raw)
-        except ValueError:
-            shown = self._scrub(shortened(raw.decode("utf-8", "replace")))
-            raise SearchError(f"{about} is not JSON: {shown!r}", self.url) from None
+            reply = loads(raw)
+        except ValueError as error:
+            shown = shortened(raw.decode("utf-8", "replace"))
+            raise SearchError(f"{about} is not JSON: {shown!r} ({error})", self.url) from None
         try:
             found = field_of(reply, self.hits_path)
         except KeyError as error:
@@ -298,9 +277,7 @@ class HTTPRetriever:
         if not isinstance(found, list):
             shown = shortened(json.dumps(found, ensure_ascii=False), 80)
             where = self.hits_path or "the reply"
-            raise SearchError(
-                f"{about}: {where} ([retriever] hits) is not a list: {self._scrub(shown)}", self.url
-            )
+            raise SearchError(f"{about}: {where} ([retriever] hits) is not a list: {shown}", self.url)
         return [self._hit(entry, number, about) for number, entry in enumerate(found[:depth], start=1)]
 
     def _hit(self, entry: Any, number: int, about: str) -> Hit:
@@ -319,10 +296,12 @@ class HTTPRetriever:
         if isinstance(doc_id, int) and not isinstance(doc_id, bool):
             doc_id = str(doc_id)
         if not isinstance(doc_id, str):
-            raise SearchError(f"{about}: hit {number}'s {self.id_path!r} is not an id: {doc_id!r}", self.url)
+            shown = shortened(repr(doc_id), 80)
+            raise SearchError(f"{about}: hit {number}'s {self.id_path!r} is not an id: {shown}", self.url)
         if isinstance(score, bool) or not isinstance(score, int | float):
             raise SearchError(
-                f"{about}: hit {number}'s {self.score_path!r} is not a number: {score!r}", self.url
+                f"{about}: hit {number}'s {self.score_path!r} is not a number: {shortened(repr(score), 80)}",
+                self.url,
             )
         return Hit(doc_id, float(score))
 

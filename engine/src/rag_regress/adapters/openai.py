@@ -23,7 +23,7 @@ eval.toml, every option (`base_url` and `model` are required):
                                 # default: the built-in PROMPT (below)
     citations = false           # true: ask for [n] markers naming the passages an answer uses
     abstain = "I don't know."   # the exact reply meaning "the passages do not answer this"
-    timeout = 60                # seconds to connect and for each read of the reply (0: no limit)
+    timeout = 60                # seconds one request may take in all, connect to last byte (0: no limit)
 
 The prompt template: the text sent as the one user message, where `{question}` is replaced by
 the question and `{contexts}` by the passages, numbered, each "[n] title" and its text on the
@@ -47,15 +47,16 @@ How a reply becomes an Answer:
 
 What can go wrong, and what the run does:
 
-  ChatUnavailable  HTTP 429 or 5xx, a timeout, a refused or dropped connection: a
+  ChatUnavailable  HTTP 429 or 5xx, the timeout, a refused or dropped connection: a
                    ConnectionError, so [run] retries it when told to: `retries = 3`,
                    `retry_on = ["ConnectionError"]` (and `rate_limit`, `concurrency`)
   ChatError        any other HTTP error (401: the key; 404: base_url or model), or a reply that
                    is no chat completion (not JSON, no message): never retried
 
 The key is read from the environment when the generator is built and never appears in an
-error message. The generator keeps no state between questions and may be called from several
-threads at once ([run] concurrency).
+error message, a report or any file (net/redact.py), in any form a server may echo it. The
+generator keeps no state between questions and may be called from several threads at once
+([run] concurrency).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ from typing import Any
 from ..answers.citations import cited_sentences, out_of_range, strip_markers
 from ..answers.llm.client import Client, Refused, Transient
 from ..api import Answer, Context, Document, Hit, Retriever, looks_like_abstention
+from ..net.http import OutOfTime
 from . import Options
 
 KNOWN = (
@@ -234,7 +236,7 @@ class ChatGenerator:
         asked = f"{self.client.url} (model {self.model!r}), answering {question!r}"
         try:
             return self.client.complete(body).content
-        except Transient as error:
+        except (Transient, OutOfTime) as error:
             raise ChatUnavailable(f"{asked}: {error}") from None
         except Refused as error:
             raise ChatError(f"{asked}: {error}{_hint(error.status)}", error.status) from None

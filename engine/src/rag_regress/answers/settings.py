@@ -141,15 +141,15 @@ class JudgeTable:
         default=60.0,
         ge=0,
         le=3600,
-        description="llm: seconds a request waits to connect, or for the server's next data, before "
-        "it is retried (0: no limit)",
+        description="llm: seconds one verdict's request may take in all, from connecting to the last "
+        "byte of the reply, retries included; then exit 2 naming the answer (0: no limit)",
     )
     retries: StrictInt = Field(
         default=3,
         ge=0,
         le=10,
-        description="llm: attempts more after a 429, a 5xx, a timeout or a connection error; then "
-        "exit 2 naming the answer",
+        description="llm: attempts more after a 429, a 5xx or a connection error, within timeout; "
+        "then exit 2 naming the answer",
     )
     backoff: StrictFloat = Field(
         default=1.0, ge=0, le=60, description="llm: seconds before the first retry, doubled before each next"

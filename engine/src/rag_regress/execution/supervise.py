@@ -18,6 +18,10 @@ supervisor's exit code is that record's code, and without a record it is never 0
                                     handler in the team's code, a closed pipe)
   child killed by signal S          128 + S, as a shell reports it
 
+A command that could not complete (a record of exit 2, or no record) leaves no report of an
+earlier run behind: the child removes them itself when it can, and the supervisor, which
+outlives a child that died, calls its `unfinished` clean-up too (cli.discard_reports).
+
 The record goes through its own file descriptor, not stdout, so a team's code that closes or
 redirects stdout changes nothing. SIGINT and SIGTERM sent to the supervisor are passed on to
 the child, which stops as it would alone (Ctrl-C: 130).
@@ -32,7 +36,7 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 from ..errors import ExitCode
@@ -104,9 +108,12 @@ def verdict(record: int | None, status: int, command: str) -> int:
     return ExitCode.INVALID_INPUT
 
 
-def run_supervised(argv: Sequence[str], command: str) -> int:
+def run_supervised(argv: Sequence[str], command: str, unfinished: Callable[[], None] | None = None) -> int:
     """In the supervisor: run `argv` (this command line's arguments) in a child and return the
-    exit code its record earns (module doc)."""
+    exit code its record earns (module doc). `unfinished`, when given, is called when the
+    command could not complete: a record of exit 2, or none at all (the child ended before its
+    command returned, whatever its status), so that it can remove what an earlier run left
+    in its place; the verdict stands whatever it does."""
     read_end, write_end = os.pipe()
     token = secrets.token_hex(16)
     env = {**os.environ, CHANNEL: f"{write_end}:{token}"}
@@ -133,4 +140,9 @@ def run_supervised(argv: Sequence[str], command: str) -> int:
             signal.signal(signum, handler)
     data = _read_available(read_end)
     os.close(read_end)
-    return verdict(_record(data, token), status, command)
+    record = _record(data, token)
+    code = verdict(record, status, command)
+    if unfinished is not None and record in (None, ExitCode.INVALID_INPUT):
+        with contextlib.suppress(Exception):  # a clean-up that fails never changes the exit code
+            unfinished()
+    return code

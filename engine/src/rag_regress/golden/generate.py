@@ -73,8 +73,10 @@ so near-duplicates are judged the same way at any concurrency), each flushed and
 once written: Ctrl-C or a crash leaves whole lines.
 
 Resume: the file is read first. A last line cut short (no newline, not JSON: an interrupted
-write) is removed with a warning on stderr; any other bad line is EvalInputError naming it.
-Its slots are skipped; a line of another seed is an error (use the same --seed, or another
+write) is removed with a warning on stderr, once the file is known to be this plan's, and only
+when it starts as a line of ours does (`{"id": "cand-`): a last line of anything else is
+EvalInputError naming it, the file left byte for byte, as is any other bad line. Its slots
+are skipped; a line of another seed is an error (use the same --seed, or another
 --output), and so is a slot whose kind or sources differ from this plan's (the corpus or
 [golden] kinds changed). At the end a summary goes to stderr: the lines written, the
 dropped ones by reason, the requests, retries and tokens. The API key is read from the
@@ -99,7 +101,7 @@ from typing import IO, Any
 
 from ..answers.judges import Judge, build_judge
 from ..answers.judges.claims import split_sentences
-from ..answers.llm.client import Client, Completion, Refused, Transient, json_content, shortened
+from ..answers.llm.client import Client, Completion, Refused, Transient, json_content
 from ..answers.llm.prompt import read_prompt
 from ..answers.reference import squad_tokens
 from ..api import Document
@@ -107,6 +109,9 @@ from ..errors import EvalInputError, ExitCode
 from ..inputs.data import find_quote, load_corpus, load_golden, parse_json_lines
 from ..inputs.files import check_output
 from ..inputs.reading import QUESTIONS_LIMIT, read_data
+from ..net.http import Deadline, OutOfTime
+from ..net.parse import loads
+from ..net.redact import redact, shortened
 from ..render.progress import Progress, interactive
 from ..retrieval.caller import Caller
 from ..retrieval.calls import time_limit
@@ -355,9 +360,9 @@ def parse_reply(content: str, slot: Slot) -> Draft:
     """The reply of `slot`'s request, checked against the schema and its kind (module doc:
     malformed); Dropped saying what does not match."""
     try:
-        data = json.loads(json_content(content))
-    except ValueError:
-        raise Dropped("malformed", f"the reply is not JSON: {shortened(content, 120)!r}") from None
+        data = loads(json_content(content))
+    except ValueError as error:
+        raise Dropped("malformed", f"the reply is not JSON: {shortened(content, 120)!r} ({error})") from None
     if not isinstance(data, dict):
         raise Dropped("malformed", f"the reply must be a JSON object, got {_shown(data)}")
     missing = [key for key in REPLY_KEYS if key not in data]
@@ -478,40 +483,83 @@ def _check_line(path: Path, number: int, line: dict[str, Any]) -> None:
         raise _bad_line(path, number, "question must be a string and relevant an object")
 
 
-def read_candidates(path: Path) -> dict[int, tuple[int, dict[str, Any]]]:
+# A line `golden generate` writes starts so (json.dumps of a record: "id" first, "cand-..."):
+# only a cut-short last line that starts so, or is cut inside this, is one of ours to remove.
+OURS = '{"id": "cand-'
+
+
+def _cut_tail(raw: bytes) -> int | None:
+    """Where a last line that is not whole JSON starts (an interrupted write, or a line that is
+    not ours), or None when the last line is whole (with or without its newline)."""
+    if not raw or raw.endswith(b"\n"):
+        return None
+    cut = raw.rfind(b"\n") + 1
+    try:
+        json.loads(raw[cut:].decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError too: a write cut inside a character
+        return cut
+    return None
+
+
+def read_candidates(path: Path) -> tuple[dict[int, tuple[int, dict[str, Any]]], bytes]:
     """The lines of an existing candidates file by slot, each with its line number (module doc:
-    resume). A cut-short last line is removed from the file, with a warning on stderr; any
-    other bad line, or a slot written twice, is EvalInputError naming the line."""
+    resume), and the file's bytes as read. Nothing is changed here (`mend_candidates` does,
+    once the file is known to be this plan's): a bad line, a slot written twice, or a last line
+    cut short that is not one `golden generate` writes is EvalInputError naming the line."""
     if not path.exists():
-        return {}
+        return {}, b""
     raw = read_data(path, "candidates", limit=QUESTIONS_LIMIT)
-    if raw and not raw.endswith(b"\n"):
-        cut = raw.rfind(b"\n") + 1
-        try:
-            json.loads(raw[cut:].decode("utf-8"))
-            whole = True
-        except ValueError:  # UnicodeDecodeError too: a write cut inside a character
-            whole = False
-        if whole:
-            with path.open("ab") as out:  # a whole last line missing only its newline
-                out.write(b"\n")
-        else:
-            number = raw.count(b"\n") + 1
-            print(
-                f"warning: {path}:{number}: the last line is cut short (an interrupted run); it is "
-                "removed and its slot generated again",
-                file=sys.stderr,
+    cut = _cut_tail(raw)
+    if cut is not None:
+        tail = raw[cut:].decode("utf-8", errors="ignore")
+        if not (tail.startswith(OURS) or OURS.startswith(tail)):
+            raise EvalInputError(
+                path,
+                f"the last line is not a candidate line of `golden generate` ({tail[:60]!r}), and not "
+                "valid JSON: it is not cut short by an interrupted run, so it is not removed; the "
+                "file was left as it is",
+                "pass --output another file, or fix or remove that line yourself",
+                raw.count(b"\n") + 1,
             )
-            os.truncate(path, cut)
-            raw = raw[:cut]
     found: dict[int, tuple[int, dict[str, Any]]] = {}
-    for number, value in parse_json_lines(raw, path, REWRITE_FIX):
+    for number, value in parse_json_lines(raw if cut is None else raw[:cut], path, REWRITE_FIX):
         _check_line(path, number, value)
         if value["slot"] in found:
             first = found[value["slot"]][0]
             raise _bad_line(path, number, f"slot {value['slot']} was already written on line {first}")
         found[value["slot"]] = (number, value)
-    return found
+    return found, raw
+
+
+def mend_candidates(path: Path, raw: bytes) -> None:
+    """Before appending to the file read as `raw` (read_candidates), checked to be this plan's:
+    a cut-short last line of ours is removed, with a warning on stderr, and a whole last line
+    missing only its newline gets one. A file that changed since it was read is left alone
+    (EvalInputError): only the bytes read are ever cut."""
+    if not raw or raw.endswith(b"\n"):
+        return
+    try:
+        now = read_data(path, "candidates", limit=QUESTIONS_LIMIT)
+    except EvalInputError:
+        now = b""
+    if now != raw:
+        raise EvalInputError(
+            path,
+            "the file changed while `golden generate` was reading it; it was left as it is",
+            "run one `golden generate` at a time on a file, then run it again",
+        )
+    cut = _cut_tail(raw)
+    if cut is None:
+        with path.open("ab") as out:  # a whole last line missing only its newline
+            out.write(b"\n")
+        return
+    number = raw.count(b"\n") + 1
+    print(
+        f"warning: {path}:{number}: the last line is cut short (an interrupted run); it is removed "
+        "and its slot generated again",
+        file=sys.stderr,
+    )
+    os.truncate(path, cut)
 
 
 def _resumable(
@@ -578,7 +626,7 @@ class _Writer:
     def _write(self, record: dict[str, Any]) -> None:
         if record["status"] == "candidate":
             self._dedupe(record)
-        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.handle.write(redact(json.dumps(record, ensure_ascii=False)) + "\n")  # as write_atomic does
         self.handle.flush()
         os.fsync(self.handle.fileno())
         self.written[record["status"]] += 1
@@ -657,8 +705,9 @@ class _Generation:
             self.writer.put(slot.number, self.record(slot, None, [], alone))
             return
         try:
-            reply: Completion = self.caller.call(self.client.complete, self.body(slot))
-        except (Transient, Refused) as error:
+            deadline = Deadline(self.settings.timeout)  # the call's attempts share it
+            reply: Completion = self.caller.call(self.client.complete, self.body(slot), deadline)
+        except (Transient, Refused, OutOfTime) as error:
             self.stopped.set()  # no request starts after this one: the run is stopping
             raise self.failure(slot, error) from None
         with self.lock:
@@ -734,12 +783,14 @@ class _Generation:
             },
         }
 
-    def failure(self, slot: Slot, error: Transient | Refused) -> EvalInputError:
+    def failure(self, slot: Slot, error: Transient | Refused | OutOfTime) -> EvalInputError:
         """The error that stops the run when `slot`'s request fails (module doc)."""
         settings = self.settings
-        if isinstance(error, Transient):
+        if isinstance(error, Transient | OutOfTime):
             attempts = settings.retries + 1
-            problem = f"{error} ({attempts} attempt{'s' if attempts > 1 else ''})"
+            plural = "s" if attempts > 1 else ""
+            tried = f" ({attempts} attempt{plural})" if isinstance(error, Transient) else ""
+            problem = f"{error}{tried}"
             fix = (
                 f"check that the server at {settings.base_url} is up and serves {settings.model!r}; when "
                 "it is slow or busy, raise [golden] timeout or retries, or lower concurrency and set "
@@ -908,8 +959,9 @@ def run_generate(
         slots = plan(corpus, settings.kinds, seed, count)
     except ValueError as error:
         raise EvalInputError(config.corpus, str(error), "add documents with text to the corpus") from None
-    existing = read_candidates(path)
+    existing, raw = read_candidates(path)
     _resumable(path, existing, seed, slots)
+    mend_candidates(path, raw)  # only now: a file that is not this plan's stays byte for byte
     pending = [slot for slot in slots if slot.number not in existing]
     ids = _id_maker(config.golden, seed, {qid for qid, _ in golden})
     generation = _Generation(config, settings, corpus, seed, ids, Progress(show_progress and interactive()))

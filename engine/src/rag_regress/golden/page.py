@@ -14,7 +14,15 @@ Files read (JSON Lines):
   pool        {"id": "q07", "question": "...", "docs": [{"doc": "doc-id", "in": ["baseline"]}]}
 The file the page downloads: a header {"format": "rag-regress-judgments", "version": 1, "by",
 "at", "page"}, then one line per item the grader touched: {"id", "origin", "status", "question",
-"answerable", ["reference", "nuggets",] "judgments": {"doc-id": 0..3}[, "passages", "provenance"]}.
+"answerable", ["kind", "reference", "nuggets",] "judgments": {"doc-id": 0..3}[, "passages",
+"provenance"]} ("kind": a candidate's, so the merged question is tagged with it).
+
+The page keeps the grader's work in the browser's local storage under its title and `key`, a
+digest of the items it grades: two pages of one title but other items never share saved work
+(a page made again from the same items finds it). A question added on the page gets the first
+id `new-N` that neither the golden set (as the page was made) nor the page holds; the merge
+renames it if another round took that id since. An unanswerable item's documents can only be
+graded 0, as the golden set holds them.
 
 The page runs with no network and no server, opened from disk: the data travels inside it as
 JSON in a `<script type="application/json">` element, with `<`, `>` and `&` escaped so that a
@@ -24,8 +32,10 @@ piece of it as text (never as HTML).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Iterable
 from html import escape
 from importlib.resources import files
 from pathlib import Path
@@ -45,6 +55,7 @@ WHY_POOL = {"baseline": "in the baseline's top k", "candidate": "in the candidat
 # Characters that could end the data's <script> element or that JavaScript source once could
 # not hold: written as \u escapes, which JSON.parse reads back as the same characters.
 _UNSAFE = re.compile("[<>&\u2028\u2029]")
+_ADDED_ID = re.compile(r"new-\d+")  # the ids the page gives a question added on it
 
 
 def _fail(path: Path, number: int, problem: str, fix: str) -> EvalInputError:
@@ -245,12 +256,37 @@ def _inert_json(value: Any) -> str:
     return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
-def write_page(path: Path, items: list[dict[str, Any]], corpus: dict[str, Document], title: str) -> None:
+def page_key(items: list[dict[str, Any]]) -> str:
+    """The digest of what a page grades (its items), part of where it keeps work in progress:
+    pages of one title but other items never share it."""
+    canonical = json.dumps(items, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def write_page(
+    path: Path,
+    items: list[dict[str, Any]],
+    corpus: dict[str, Document],
+    title: str,
+    taken: Iterable[str] = (),
+) -> None:
     """Write the grading page for `items` to `path` (atomically): one HTML file that needs
-    nothing else, holding the items and the ids and titles of up to INDEX_LIMIT corpus
-    documents (the add-question form picks documents from them)."""
+    nothing else, holding the items, their digest (`page_key`), the `new-N` ids a question
+    added on the page must not take (of `taken`, the golden set's ids, and of the items) and
+    the ids and titles of up to INDEX_LIMIT corpus documents (the add-question form picks
+    documents from them)."""
     index = [[doc.id, doc.title[:200]] for doc in list(corpus.values())[:INDEX_LIMIT]]
-    data = {"title": title, "items": items, "corpus": index, "corpus_size": len(corpus)}
+    # Only ids an added question could take (new-N): a large golden set's others would only
+    # make the page bigger.
+    ids = sorted(i for i in {*taken, *(str(item["id"]) for item in items)} if _ADDED_ID.fullmatch(i))
+    data = {
+        "title": title,
+        "key": page_key(items),
+        "items": items,
+        "taken": ids,
+        "corpus": index,
+        "corpus_size": len(corpus),
+    }
     template = files(__package__ or "rag_regress.golden").joinpath("page.html").read_text(encoding="utf-8")
     values = {"TITLE": escape(title), "DATA": _inert_json(data)}
     # One pass over the template: text put in for one marker is never searched for the other.
@@ -272,14 +308,10 @@ def run_grade(
             config.path, "grade needs something to grade", "give --candidates FILE, --pool FILE or --all"
         )
     corpus = load_corpus(config.corpus)
-    items = page_items(
-        corpus,
-        load_golden(config.golden, corpus),
-        candidates=candidates,
-        pool=pool,
-        include_golden=include_golden,
-    )
-    write_page(output, items, corpus, title or f"Grading: {config.path.parent.resolve().name}")
+    golden = load_golden(config.golden, corpus)
+    items = page_items(corpus, golden, candidates=candidates, pool=pool, include_golden=include_golden)
+    taken = [question.id for question in golden]
+    write_page(output, items, corpus, title or f"Grading: {config.path.parent.resolve().name}", taken)
     print(f"wrote {output}: {len(items)} item(s) to grade; open it in a browser (no server needed)")
     print("download your grades from the page, then: rag-regress add-judgments <downloaded file>")
     return ExitCode.OK

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import EvalInputError
+from ..net.redact import redact, redact_bytes
 
 TEMPORARY = ".*.tmp"  # the name of write_atomic's temporary files, as a .gitignore pattern
 
@@ -34,6 +35,7 @@ def _default_mode() -> int:
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write `text` (or bytes) to `path` in one step: a crash or a concurrent run leaves either
     the old file or the new one, never a truncated mix (temporary file + fsync + os.replace).
+    A secret the settings name is never written (net/redact.py).
     A file system that refuses (no space, no permission, a folder in the way) is EvalInputError
     naming the path; the temporary file is removed whatever happened. Only a regular file is
     ever replaced: a device, a pipe or a socket at `path` (say `/dev/null`, given on the
@@ -55,6 +57,7 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
         raise _cannot_write(path, error) from None
+    text = redact_bytes(text) if isinstance(text, bytes) else redact(text)  # no secret in any file
     try:
         binary = isinstance(text, bytes)
         encoding, newline = (None, None) if binary else ("utf-8", "\n")  # text: UTF-8, \n line ends

@@ -3,8 +3,9 @@ verdict (laid out from the same `GateView` as the markdown and HTML pages).
 
 Text from the data (questions, ids, tags, answers, reasons) is made inert before it reaches
 the terminal or the CI log (`inert`): a control character shows as an escape, and no line can
-be read as a CI workflow command. `inert_console` applies it to everything the command line
-prints, stdout and stderr, so no message, warning or error can forget it.
+be read as a CI workflow command, and no secret the settings name shows (net/redact.py).
+`inert_console` applies it to everything the command line prints, stdout and stderr, so no
+message, warning or error can forget it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import AnswerResult, QuestionResult, Report
+from ..net.redact import redact
 from .view import GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
 
 # A GitHub runner reads a line as a workflow command when, after leading whitespace, it
@@ -35,10 +37,10 @@ def inert(text: str) -> str:
     A control or invisible character shows as its escape (`\\x1b`, `\\x0d`, `\\u202e`); a line
     that a CI runner would read as a command is broken with a backslash: `::error::x` prints
     as `\\::error::x`, `##[error]` as `##\\[error]`. Tabs and newlines are kept (the table's
-    own); a newline inside the data starts a line that is checked like any other. Applying
-    it twice changes nothing more.
+    own); a newline inside the data starts a line that is checked like any other. A secret
+    the settings name never shows (net/redact.py). Applying it twice changes nothing more.
     """
-    text = show_controls(text)
+    text = show_controls(redact(text))
     text = _COMMAND_START.sub(lambda match: match.group(1) + "\\", text)
     return _LEGACY_COMMAND.sub(lambda match: match.group()[:-1] + "\\[", text)
 

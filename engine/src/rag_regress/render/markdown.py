@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import EvalInputError
 from ..inputs.files import write_atomic
+from ..net.redact import redact
 from .view import GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|!#])")
@@ -140,7 +141,7 @@ def write_summary(summary: str, default: Path) -> Path:
     if target:
         try:
             with open(target, "a", encoding="utf-8") as out:
-                out.write(summary)
+                out.write(redact(summary))  # as write_atomic would: no secret in any file
         except OSError as error:  # a folder, a missing parent, no permission
             raise EvalInputError(
                 Path(target),

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from ..answers.settings import JudgeSettings, JudgeTable
 from ..errors import EvalInputError
 from ..inputs.reading import CONFIG_LIMIT, read_data
+from ..net import redact
 from ..retrieval.names import Metric
 from ..retrieval.tokens import TokenizerSettings
 from .explain import explain
@@ -154,6 +155,32 @@ def _written(tables: dict[str, Any], folder: Path) -> dict[tuple[str, str], Path
     return written
 
 
+def secret_variables(data: Any) -> set[str]:
+    """The environment variables the settings `data` name as holding a secret: every string
+    value of a key ending in `_env` (api_key_env, auth_env ...), in any table."""
+    found: set[str] = set()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str) and isinstance(key, str) and key.endswith("_env"):
+                found.add(value)
+            else:
+                found |= secret_variables(value)
+    elif isinstance(data, list):
+        for value in data:
+            found |= secret_variables(value)
+    return found
+
+
+def remember_secrets(data: dict[str, Any]) -> None:
+    """Register the secrets the settings name (net/redact.py) in this process, before anything
+    can be shown: the values of their `*_env` variables and credential headers."""
+    redact.remember_environment(secret_variables(data), os.environ)
+    for table in data.values():
+        headers = table.get("headers") if isinstance(table, dict) else None
+        if isinstance(headers, dict):
+            redact.remember_headers(headers)
+
+
 def load_config(path: Path = DEFAULT_PATH) -> Config:
     """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
     path = Path(path)
@@ -172,6 +199,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         raise EvalInputError(
             path, f"not valid TOML: {error}", "fix the TOML syntax", int(line.group(1)) if line else None
         ) from None
+    remember_secrets(data)
 
     folder = path.parent.resolve()
     try:

@@ -541,16 +541,16 @@ class GoldenSettings:
         default=60.0,
         ge=0,
         le=3600,
-        description="seconds a request waits to connect, or for the server's next data, before it is "
-        "retried (0: no limit)",
+        description="seconds one candidate's request may take in all, from connecting to the last "
+        "byte of the reply, retries included; then the command stops (exit 2) (0: no limit)",
     )
     concurrency: StrictInt = Field(default=4, ge=1, le=256, description="requests in flight at once")
     retries: StrictInt = Field(
         default=3,
         ge=0,
         le=10,
-        description="attempts more after a 429, a 5xx, a timeout or a connection error; then the "
-        "command stops (exit 2), keeping the candidates written",
+        description="attempts more after a 429, a 5xx or a connection error, within timeout; then "
+        "the command stops (exit 2), keeping the candidates written",
     )
     backoff: StrictFloat = Field(
         default=1.0, ge=0, le=60, description="seconds before the first retry, doubled before each next"

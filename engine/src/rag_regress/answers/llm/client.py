@@ -1,33 +1,36 @@
-"""One chat-completions request over HTTP, with the standard library only (urllib.request).
+"""One chat-completions request over HTTP (net/http.py: a deadline on the whole request, no
+redirect followed, a capped reply).
 
 `Client.complete(body)` POSTs `body` as JSON to `{base_url}/chat/completions` and returns the
 first choice's message content and the reply's token usage. What can go wrong is sorted in
-two, for the caller's retry policy (retrieval/retries.py):
+three, for the caller's retry policy (retrieval/retries.py):
 
-  Transient  worth another attempt: HTTP 429 and 5xx, a timeout, a refused or dropped
-             connection, a reply cut short
+  Transient  worth another attempt: HTTP 429 and 5xx, a refused or dropped connection, a
+             reply cut short
+  OutOfTime  the call's time is spent (`timeout`, from connecting to the last byte, across
+             the attempts that share a `Deadline`): never retried, there is no time left
   Refused    never retried: any other HTTP error (400, 401, 403, 404 ...; a redirect, which
              is not followed), or a reply that is not a chat completion (the server is not
              what base_url should point at)
 
 The API key is sent as "Authorization: Bearer ..." when one is given, and never appears in
-an error: messages quote the server's reply, shortened, not the request.
+an error: a server's message is redacted (net/redact.py) before it is shortened.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
 from ... import __version__
+from ...net import redact
+from ...net.http import Deadline, OutOfTime, TooLarge, Unreachable, problem, send
+from ...net.parse import loads
+from ...net.redact import shortened
 
 REPLY_LIMIT = 8_000_000  # bytes of one reply read at most: a chat completion is far smaller
-SHOWN = 200  # characters of a server's reply quoted in an error
 FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*)\n```", re.S | re.I)
 THINKING = re.compile(r"\s*<think>.*?</think>", re.S)  # a reasoning model's reasoning, before its reply
 
@@ -43,12 +46,6 @@ class Refused(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
-
-
-def shortened(text: str, limit: int = SHOWN) -> str:
-    """`text` on one line, cut to `limit` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def json_content(content: str) -> str:
@@ -68,25 +65,6 @@ class Completion:
     finish_reason: str | None  # "stop", "length" ...: said when the content cannot be read
 
 
-def _server_says(error: urllib.error.HTTPError) -> str:
-    """The error message in a server's error reply (OpenAI's {"error": {"message": ...}}, or
-    the body as text), shortened; "" when it sent none."""
-    try:
-        raw = error.read(64_000).decode("utf-8", "replace")
-    except (OSError, http.client.HTTPException):
-        return ""
-    finally:
-        error.close()
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return shortened(raw)
-    found = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(found, dict) and isinstance(found.get("message"), str):
-        found = found["message"]
-    return shortened(found if isinstance(found, str) else json.dumps(found))
-
-
 def _usage(reply: dict[str, Any]) -> dict[str, int]:
     usage = reply.get("usage")
     if not isinstance(usage, dict):
@@ -102,7 +80,7 @@ def _usage(reply: dict[str, Any]) -> dict[str, int]:
 def completion(raw: bytes) -> Completion:
     """The content of a chat-completions reply; Refused(0, why) when it is not one."""
     try:
-        reply = json.loads(raw)
+        reply = loads(raw)
     except ValueError:
         text = shortened(raw.decode("utf-8", "replace"))
         raise Refused(0, f"the server's reply is not JSON: {text!r}") from None
@@ -122,17 +100,6 @@ def completion(raw: bytes) -> Completion:
     return Completion(content, _usage(reply), finish)
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Redirects are not followed: urllib would resend the Authorization header to wherever
-    the server points, and turn the POST into a GET. A 3xx is then an HTTP error (Refused)."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)  # proxies from the environment, as urlopen's
-
-
 class Client:
     """POSTs chat-completions requests to one server (module doc)."""
 
@@ -145,31 +112,23 @@ class Client:
         }
         if api_key:
             self.headers["Authorization"] = f"Bearer {api_key}"
-        self.timeout = timeout  # seconds to connect, and to wait for each piece of the reply (0: no limit)
+            redact.remember(api_key)
+        self.timeout = timeout  # seconds a call may take in all, connect to last byte (0: no limit)
 
-    def complete(self, body: dict[str, Any]) -> Completion:
+    def complete(self, body: dict[str, Any], deadline: Deadline | None = None) -> Completion:
+        """One attempt; `deadline` is shared by a call's attempts (default: this one alone)."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        request = urllib.request.Request(self.url, data=data, headers=self.headers, method="POST")
+        seconds = (deadline or Deadline(self.timeout)).remaining()
         try:
-            with _OPENER.open(request, timeout=self.timeout or None) as response:
-                raw = response.read(REPLY_LIMIT + 1)
-        except urllib.error.HTTPError as error:
-            moved = error.headers.get("Location") if 300 <= error.code < 400 and error.headers else None
-            said = f"redirects to {moved}" if moved else _server_says(error)
-            error.close()  # a redirect's reply too: its socket is freed now, not by the collector
-            problem = f"HTTP {error.code} {error.reason}" + (f": {said}" if said else "")
-            if error.code == 429 or error.code >= 500:
-                raise Transient(problem) from None
-            raise Refused(error.code, problem) from None
-        except urllib.error.URLError as error:  # could not connect: refused, unknown host, timed out
-            reason = error.reason
-            if isinstance(reason, TimeoutError):
-                raise Transient(f"no reply within the timeout of {self.timeout:g} s") from None
-            raise Transient(f"cannot connect: {reason}") from None
-        except TimeoutError:
-            raise Transient(f"no reply within the timeout of {self.timeout:g} s") from None
-        except (OSError, http.client.HTTPException) as error:  # the connection dropped mid-reply
-            raise Transient(f"the connection failed: {type(error).__name__}: {error}") from None
-        if len(raw) > REPLY_LIMIT:
-            raise Refused(0, f"the server's reply is larger than {REPLY_LIMIT:,} bytes")
-        return completion(raw)
+            reply = send(self.url, headers=self.headers, data=data, seconds=seconds, limit=REPLY_LIMIT)
+        except OutOfTime:
+            raise OutOfTime(f"no complete reply within the timeout of {self.timeout:g} s") from None
+        except Unreachable as error:
+            raise Transient(str(error)) from None
+        except TooLarge as error:
+            raise Refused(0, f"the server's {error}") from None
+        if reply.status == 429 or reply.status >= 500:
+            raise Transient(problem(reply))
+        if not 200 <= reply.status < 300:
+            raise Refused(reply.status, problem(reply))
+        return completion(reply.body)

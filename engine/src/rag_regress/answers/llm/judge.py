@@ -28,8 +28,9 @@ Never a silent pass: a reply that is not that JSON, lacks a sentence, or names o
 for, and a request that still fails after its retries, stop the run with EvalInputError
 (exit 2) naming the answer (its first sentence) and what went wrong. Requests go through the
 engine's caller (retrieval/caller.py): `concurrency` at once, at most `rate_limit` a second,
-429, 5xx, timeouts and connection errors retried `retries` times after `backoff` seconds,
-doubled each time; any other HTTP error is not retried.
+429, 5xx and connection errors retried `retries` times after `backoff` seconds, doubled each
+time, all within `timeout` (connect to last byte, retries included); any other HTTP error
+is not retried.
 
 `LLMJudge.stats` counts the requests (retries included), the retries, the failed requests and
 the tokens the server reported (`usage`); each run prints them on stderr.
@@ -49,6 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import EvalInputError
+from ...net.http import Deadline, OutOfTime
+from ...net.parse import loads
+from ...net.redact import shortened
 from ...retrieval.caller import Caller
 from ...retrieval.calls import time_limit
 from ...retrieval.executor import executor_for
@@ -59,7 +63,7 @@ from ..judges.claims import windows
 from ..judges.findings import findings
 from ..judges.reading import plain
 from ..settings import JudgeSettings
-from .client import Client, Completion, Refused, Transient, json_content, shortened
+from .client import Client, Completion, Refused, Transient, json_content
 from .prompt import prompt_digest, read_prompt
 
 VERSION = "2.0"  # bump whenever a verdict may change: the prompt, the request, the checks below
@@ -138,9 +142,9 @@ def ballots(content: str, claims: Sequence[str]) -> list[Ballot]:
     the schema: not JSON, other keys, a sentence without a verdict, a verdict of a sentence
     not asked for, a sentence given two verdicts."""
     try:
-        data = json.loads(json_content(content))
-    except ValueError:
-        raise ValueError(f"it is not JSON: {shortened(content)!r}") from None
+        data = loads(json_content(content))
+    except ValueError as error:
+        raise ValueError(f"it is not JSON: {shortened(content)!r} ({error})") from None
     if not isinstance(data, dict) or set(data) != {"verdicts"} or not isinstance(data["verdicts"], list):
         raise ValueError(f'it must be an object whose one key "verdicts" holds a list, got {_shown(data)}')
     given: dict[int, Ballot] = {}
@@ -261,7 +265,10 @@ class LLMJudge:
     def _vote(self, task: tuple[_Ask, int]) -> list[Ballot]:
         ask, vote = task
         try:
-            reply: Completion = self.caller.call(self.client.complete, self.body(ask, vote))
+            deadline = Deadline(self.settings.timeout)  # the call's attempts share it
+            reply: Completion = self.caller.call(self.client.complete, self.body(ask, vote), deadline)
+        except OutOfTime as error:
+            raise self._error(ask, str(error), self._busy()) from None
         except Transient as error:
             attempts = self.settings.retries + 1
             tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
