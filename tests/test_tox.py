@@ -12,7 +12,17 @@ from pathlib import Path
 from conftest import bake, output, run
 
 # The sessions that run the engine's command with its subcommand of the same name.
-COMMAND_SESSIONS = ["eval", "baseline", "gate", "calibrate", "sweep", "pool", "grade", "add-judgments"]
+COMMAND_SESSIONS = [
+    "eval",
+    "baseline",
+    "gate",
+    "calibrate",
+    "sweep",
+    "pool",
+    "grade",
+    "add-judgments",
+    "add-labels",
+]
 
 
 def nox_sessions(noxfile: Path) -> set[str]:

@@ -3,7 +3,9 @@
 [sweep] grid of eval.toml against the current settings). Growing the golden set (README):
 `nox -s generate` (candidates from [golden]'s model), `nox -s pool` (documents nobody graded),
 `nox -s grade -- --pool build/pool.jsonl` (a page to grade them in), `nox -s add-judgments --
-FILE` (merge what the page downloaded).
+FILE` (merge what the page downloaded). The judge on your own answers: `nox -s grade --
+--answers` (a page to label the sentences of build/report.json's answers), `nox -s add-labels
+-- FILE` (merge the labels into evals/judge_labels.jsonl, which `nox -s calibrate` reads).
 
 Each installs this project, whose one dependency is the rag-regress engine pinned in
 pyproject.toml, and runs the `rag-regress` command on eval.toml. Extra arguments go through:
@@ -79,7 +81,8 @@ def eval_(session: nox.Session) -> None:
 
 @nox.session
 def baseline(session: nox.Session) -> None:
-    """Rewrite the committed baseline on purpose (review the diff, then commit it)."""
+    """Rewrite the committed baseline on purpose (review the diff, then commit it). `-- --fit-floors`
+    also fits the gate's floors to it, as a team's own service or LLM needs for its first baseline."""
     install(session)
     run_command(session, "baseline")
 
@@ -131,6 +134,13 @@ def add_judgments(session: nox.Session) -> None:
     """Merge the judgments file the grading page downloaded into the golden set."""
     install(session)
     run_command(session, "add-judgments")
+
+
+@nox.session(name="add-labels")
+def add_labels(session: nox.Session) -> None:
+    """Merge the labels file a `grade --answers` page downloaded into the judge's labels."""
+    install(session)
+    run_command(session, "add-labels")
 
 
 @nox.session

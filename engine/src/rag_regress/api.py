@@ -159,6 +159,11 @@ class Answer:
     text: str
     contexts: list[Context] = field(default_factory=list)
     abstained: bool = False  # True when the system declined to answer ("I don't know")
+    # False: a "[2]" in the text is the model's own text, not a marker citing context 2
+    citations: bool = True
+    # What the generator saw go wrong with this output ("cut at max_tokens (512)"): each is
+    # counted and named as a defect of the answer (answers/defects.py), never refused.
+    notes: tuple[str, ...] = ()
 
 
 class Generator(Protocol):

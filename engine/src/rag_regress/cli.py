@@ -6,7 +6,9 @@ Also `sweep` (the [sweep] grid of settings against the current ones: sweep/), `c
 JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and `import` (a BEIR
 folder or TREC files as the corpus and golden set), and the golden set's lifecycle (golden/):
 `golden generate` (candidates from [golden]'s model), `grade` (a page to grade them),
-`add-judgments` (merge the grades) and `pool` (the unjudged documents of two runs' top k).
+`add-judgments` (merge the grades) and `pool` (the unjudged documents of two runs' top k); and
+the judge's labels: `grade --answers` (a page to label sentences of the report's answers) and
+`add-labels` (merge them into [judge] labels).
 
 This is the one module that imports the team's code: the two factories eval.toml's [system]
 table names (`team_system`), handed to the orchestrator (run.py) as a `System`. Tests pass a
@@ -241,6 +243,24 @@ def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     grade.add_argument(
         "--title", help="the page's title (work in progress is kept per title and per items graded)"
     )
+    grade.add_argument(
+        "--answers",
+        nargs="?",
+        const="",
+        metavar="REPORT",
+        help="instead: a sample of the sentences the judge judged in a report's answers (default: "
+        "[data] report) to label supported, not supported or cannot tell",
+    )
+    grade.add_argument(
+        "--count", type=_positive, default=60, help="with --answers: sentences to sample (default: 60)"
+    )
+    grade.add_argument("--seed", type=int, default=0, help="with --answers: the sampling seed (default: 0)")
+    grade.add_argument(
+        "--blind",
+        action="store_true",
+        help="with --answers: mark none of the judge's evidence (its reasons quote only sentences it "
+        "found unsupported)",
+    )
     merge = commands.add_parser(
         "add-judgments", help="merge judgments files from the grading page into the golden set"
     )
@@ -252,6 +272,18 @@ def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "replace with the last file's, or take the max or min grade (default: refuse, listing them)",
     )
     merge.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    labels = commands.add_parser(
+        "add-labels", help="merge labels from a `grade --answers` page into the judge's labels"
+    )
+    labels.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    labels.add_argument("--labels", type=Path, help="the labels file to merge into (default: [judge] labels)")
+    labels.add_argument(
+        "--on-conflict",
+        choices=("keep", "replace"),
+        help="a sentence labelled both ways: keep the labels file's (or first file's) label, or replace "
+        "it with the last file's (default: refuse, listing them)",
+    )
+    labels.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
     pool = commands.add_parser(
         "pool", help="evaluate, then write the unjudged documents of the baseline's and this run's top k"
     )
@@ -346,7 +378,7 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
             else (lambda: read_trec(args.qrels, args.topics, args.corpus))
         )
         return run_import(read, config, args.sample, args.seed, args.force)
-    if args.command in ("golden", "grade", "add-judgments"):
+    if args.command in ("golden", "grade", "add-judgments", "add-labels"):
         return golden_command(args, config)
     if args.command in ("export-qrels", "export-run"):
         run.check_outputs(config, args.command, args.output)
@@ -389,9 +421,26 @@ def golden_command(args: argparse.Namespace, config: Config) -> int:
         )
     if args.command == "add-judgments":
         return run_add_judgments(config, args.files, args.on_conflict, args.dry_run)
+    if args.command == "add-labels":
+        from .golden.labels import run_add_labels  # imported here: only `add-labels` needs it
+
+        return run_add_labels(config, args.files, args.labels, args.on_conflict, args.dry_run)
     from .golden.page import run_grade  # imported here: only `grade` needs it
 
     run.check_outputs(config, "grade", args.output)
+    if args.answers is not None:
+        from .golden.answers import run_grade_answers
+
+        if args.candidates is not None or args.pool is not None or args.all:
+            raise EvalInputError(
+                config.path,
+                "grade --answers makes a page of answer sentences only",
+                "make the documents' page on its own: drop --candidates, --pool or --all",
+            )
+        report = Path(args.answers) if args.answers else config.report
+        return run_grade_answers(
+            config, report, args.output, args.count, args.seed, args.title, evidence=not args.blind
+        )
     return run_grade(config, args.output, args.candidates, args.pool, args.all, args.title)
 
 

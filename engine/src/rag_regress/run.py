@@ -31,8 +31,14 @@ from .errors import EvalInputError, ExitCode
 from .execution import ExecutorError, started, using
 from .execution.heap import paused, settle, settling
 from .execution.team_trace import team_code_error
-from .gate.determinism import answer_differences, ranking_differences, require_deterministic, sample
-from .gate.fit import check_baseline, describe, fit_baseline
+from .gate.determinism import (
+    RunSize,
+    answer_differences,
+    ranking_differences,
+    require_deterministic,
+    sample,
+)
+from .gate.fit import check_baseline, describe, first_baseline_fix, fit_baseline
 from .gate.holdout import check_disjoint
 from .gate.integrity import check_reproduces, check_same_measurement
 from .gate.receipt import build_receipt, check_same_data, check_same_engine
@@ -61,7 +67,7 @@ from .retrieval.caller import Caller
 from .retrieval.calls import TeamCodeError, call, failure, time_limit
 from .retrieval.executor import executor_for
 from .retrieval.metrics import judged_at_k
-from .retrieval.outputs import OutputCache
+from .retrieval.outputs import OutputCache, complete_identity
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
 from .retrieval.ratelimit import RateLimit
@@ -151,12 +157,16 @@ class Built:
     """The team's retriever and generator, each built once per run and used for every split.
 
     The generator gets the retriever wrapped in `Remembered`: it sees exactly the evaluated
-    hits, and retrieval is not run twice.
+    hits, and retrieval is not run twice. The retriever is called through `caller` and the
+    generator through `answers`: one executor, rate limit and output cache, each with its own
+    counts, so that the run can say how many generator calls it made.
     """
 
     def __init__(self, system: System, corpus: dict[str, Document], config: Config, progress: Progress):
         self.system, self.corpus, self.config = system, corpus, config
         self.caller = _caller(config, system, progress)
+        caller = self.caller
+        self.answers = Caller(caller.executor, caller.retry, caller.limit, caller.cache, caller.monitor)
         with progress.step("indexing"):
             self.retriever = self._build_retriever()
         settle()  # the index lives as long as the run
@@ -172,19 +182,24 @@ class Built:
         """How the generator is called for the evaluated run: a stochastic generator, or one
         answering from a stochastic retriever's hits, bypasses the output cache."""
         moving = {"retriever", "generator"} & set(self.config.gate.stochastic)
-        return self.caller.uncached() if moving else self.caller
+        return self.answers.uncached() if moving else self.answers
 
     def finish(self) -> dict[str, Any]:
         """Save the output cache (what this run asked is kept even when the run failed later)
-        and return what this run asked of the system, for the console and the report."""
+        and return what this run asked of the system, for the console and the report: every
+        call (`calls`, `retries`, `errors`), the outputs from the cache, and of them the
+        answers (`answers_cached`) beside the generator's own calls (`generator_calls`)."""
         cache = self.caller.cache
         if cache is not None:
             cache.save()
+        searches, answers = vars(self.caller.counts), vars(self.answers.counts)
         return {
             "output_cache": self.config.run.output_cache if cache is not None else "off",
-            **vars(self.caller.counts),
+            **{name: searches[name] + answers[name] for name in searches},
             "cached": cache.hits if cache is not None else 0,
             "rejected": cache.rejected if cache is not None else 0,
+            "answers_cached": cache.answer_hits if cache is not None else 0,
+            "generator_calls": answers["calls"],
         }
 
     def _build_retriever(self) -> Retriever:
@@ -238,11 +253,15 @@ def _factory_error(config: Config, factory: str, error: Exception, fix: str) -> 
 
 def _caller(config: Config, system: System, progress: Progress) -> Caller:
     """The caller of the [run] settings: concurrency, retries, rate limit and, when on and
-    the system's identity is known, the output cache (settings/identity.py)."""
+    the system's identity is known, the output cache, keyed by that identity
+    (settings/identity.py) completed with the engine's code and the files the [retriever]
+    and [generation] options name (retrieval/outputs.py: a prompt file)."""
     run = config.run
     identity = system_identity(config, system.code)
     cache = None
     if identity is not None:
+        folders = (config.path.parent, Path.cwd())  # an adapter reads a prompt file from the current folder
+        identity = complete_identity(identity, (config.retriever, config.generation), folders)
         cache = OutputCache(run.output_cache_file, identity)
         if cache.note:
             print(f"warning: {cache.note}", file=sys.stderr)
@@ -305,8 +324,18 @@ def evaluate(
             report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
         finally:
             calls = built.finish()
-    report.run = {"system": calls}
+    report.run = run_section(calls, judge_stats)
     return report
+
+
+def run_section(calls: dict[str, Any], judge_stats: dict[str, int] | None) -> dict[str, Any]:
+    """The report's run-only section: what the run asked of the system, and of the judge (its
+    sentences judged, not judged and asked again: a model that skips some is counted here)."""
+    section: dict[str, Any] = {"system": calls}
+    if judge_stats:
+        wanted = ("judged", "not_judged", "reasked", "requests", "retries", "total_tokens")
+        section["judge"] = {name: judge_stats[name] for name in wanted if name in judge_stats}
+    return section
 
 
 def evaluate_split(
@@ -500,7 +529,7 @@ def _repeat_runs(
                 judge,
                 golden=golden,
                 config_path=config.path,
-                caller=built.caller.uncached(),
+                caller=built.answers.uncached(),  # a repeat asks the generator itself, never the cache
                 what=f"repeat {repeat + 1}",
             )
         runs.append((metrics if retriever_moves else first, again.rows))
@@ -570,16 +599,50 @@ def _averaged(
     return averaged, aggregate, recorded
 
 
-def check_determinism(config: Config, questions: list[Question], built: Built, report: Report) -> list[str]:
+def check_determinism(
+    config: Config,
+    questions: list[Question],
+    built: Built,
+    report: Report,
+    judge_stats: dict[str, int] | None = None,
+    holdout: int = 0,
+) -> list[str]:
     """Run `[gate] determinism_check` questions again, bypassing the remembered hits (the
     retriever itself is asked, and the generator's searches reach it too; the system is not
     built again), and compare with the evaluated run (gate/determinism.py): exit 2 when
-    a part not declared stochastic gave another ranking or answer. Returns the note saying
-    what was checked (none when there was nothing to check)."""
+    a part not declared stochastic gave another ranking or answer, its fix worked out from
+    this run's numbers (`judge_stats`, and the `holdout` questions each run also answers).
+    Returns the note saying what was checked (none when there was nothing to check).
+
+    The questions are chosen among those the system was asked this run: an output taken
+    from the output cache was recorded from this very system (its code, settings and the
+    files they name) and will be served again, identically, on every run until the system
+    changes, so a run served wholly from the cache asks nothing (the note says so) and the
+    check runs on the first run of a changed system."""
     parts = set(config.gate.stochastic)
-    chosen = [questions[i] for i in sample(len(questions), config.gate.determinism_check)]
-    if not chosen or "retriever" in parts:  # a stochastic retriever moves the answers too
+    if "retriever" in parts:  # a stochastic retriever moves the answers too
         return []
+    cache = built.caller.cache
+    served = cache.served("search") if cache is not None else set()
+    if "generator" not in parts and cache is not None:
+        served &= cache.served("answer")  # a question is left out when both came from the cache
+    asked = [question for question in questions if question.question not in served]
+    chosen = [asked[i] for i in sample(len(asked), config.gate.determinism_check)]
+    if not chosen:
+        if questions and config.gate.determinism_check > 0:  # every output from the cache
+            return [
+                "determinism: not checked again: every output of this run came from the output cache, "
+                "recorded from this same system (code, settings and the files they name); the first "
+                "run of a changed system checks it ([gate] determinism_check)"
+            ]
+        return []
+    size = RunSize(
+        questions=len(questions) + holdout,
+        repeats=config.gate.repeats,
+        stochastic=tuple(config.gate.stochastic),
+        line=config.line_of("gate"),
+        **_judge_numbers(config, judge_stats or {}, len(questions) + holdout, len(questions)),
+    )
     ids = [question.id for question in chosen]
     again: list[list[Hit]] = []  # as the retriever returned them, as `known` holds them
     real = built.caller.uncached()  # the system itself, never the output cache
@@ -587,26 +650,43 @@ def check_determinism(config: Config, questions: list[Question], built: Built, r
         built.retriever, chosen, built.corpus, config.depth, config.golden, again, real, "determinism"
     )
     first = [built.known[question.question] for question in chosen]
-    require_deterministic("retriever", ranking_differences(ids, first, again), len(chosen), config.path)
+    differences = ranking_differences(ids, first, again)
+    require_deterministic("retriever", differences, len(chosen), config.path, size)
     checked = "retriever"
     if "generator" not in parts:
         rows = {row.id: row.answer for row in report.questions}
         remembered = dict(built.known)
         built.known.clear()  # the generator's searches now reach the retriever itself
+        generator = built.answers.uncached()  # the generator itself, never the output cache
         try:
-            answers = [_ask_again(built.generator(), question, config.golden, real) for question in chosen]
+            answers = [_ask_again(built.generator(), q, config.golden, generator) for q in chosen]
         finally:
             built.known.update(remembered)
         differences = answer_differences(ids, [rows.get(qid) for qid in ids], answers)
         if differences:
-            _require_same_searches(config, chosen, built, rows, real, differences)
-        require_deterministic("generator", differences, len(chosen), config.path)
+            _require_same_searches(config, chosen, built, rows, generator, differences)
+        require_deterministic("generator", differences, len(chosen), config.path, size)
         checked = "retriever and generator"
     same = "rankings and answers" if "generator" in checked else "rankings"
     return [
         f"determinism: the {checked} gave the same {same} on {len(chosen)} question(s) run twice "
         "([gate] determinism_check), so the deterministic rule applies"
     ]
+
+
+def _judge_numbers(config: Config, stats: dict[str, int], questions: int, judged_on: int) -> dict[str, Any]:
+    """What this run asked of an LLM judge, for RunSize: its requests (None: no judge behind
+    a server), the sentences it judged and those the verdict cache answered, scaled from the
+    `judged_on` questions these numbers are of to the `questions` each run answers."""
+    served = "requests" in stats or config.judge.backend == "llm"
+    if not served:
+        return {"judge_requests": None}
+    scale = questions / judged_on if judged_on else 1.0
+    return {
+        "judge_requests": round(stats.get("requests", 0) * scale),
+        "judged": round(stats.get("judged", 0) * scale),
+        "cached": round(stats.get("hits", 0) * scale),
+    }
 
 
 def _require_same_searches(
@@ -868,6 +948,17 @@ def save_report(path: Path, report: Report) -> None:
         write_report(path, report)
 
 
+def answers_line(calls: dict[str, Any]) -> str:
+    """Where this run's answers came from (printed by eval, baseline and gate after the calls
+    line): "Answers: 60 from the output cache, 0 generator calls" is a rerun of an unchanged
+    system that cost nothing."""
+    made = calls.get("generator_calls", 0)
+    generated = f"{made} generator call{'' if made == 1 else 's'}"
+    if calls.get("output_cache", "off") == "off":
+        return f"Answers: {generated} (the output cache is off: [run] output_cache)"
+    return f"Answers: {calls.get('answers_cached', 0)} from the output cache, {generated}"
+
+
 def _relative(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
@@ -898,6 +989,7 @@ def _evaluate_and_write(
         print(measured(config.judge))
         if report.run is not None:
             print(calls_line(report.run["system"]))
+            print(answers_line(report.run["system"]))
     return report
 
 
@@ -923,16 +1015,18 @@ def run_baseline(
     """`baseline`: evaluate and overwrite the committed baseline on purpose, then check the
     gate's settings against it (gate/fit.py): each one it does not meet, or the data cannot
     evaluate, is a warning on stderr with its fix. `fit_floors` applies exactly those fixes
-    to eval.toml and the golden set, printing each, and remakes the baseline. Exit 0: the
-    baseline was written."""
+    to eval.toml and the golden set, printing each, and remakes the baseline; a floor it cuts
+    below half the one it replaces is a warning naming the questions that pull it down
+    (gate/fit.py, steep_cuts). Exit 0: the baseline was written."""
     check_outputs(config, "baseline")
     report = _evaluate_and_write(config, system, config.baseline, quiet, show_progress, baseline=True)
+    steep: list[str] = []  # floors --fit-floors cut below half: the system may not work at all
     if fit_floors:
 
         def remake(changed: Config) -> Report:
             return _evaluate_and_write(changed, system, changed.baseline, True, False, baseline=True)
 
-        config, report, changes, left = fit_baseline(config, report, remake)
+        config, report, changes, left, steep = fit_baseline(config, report, remake)
         print("\n--fit-floors: " + (f"{len(changes)} change(s)" if changes else "every setting holds"))
         print("\n".join(f"  {change}" for change in changes), end="\n" if changes else "")
     else:
@@ -940,7 +1034,7 @@ def run_baseline(
     print(f"\nwrote the new baseline {_relative(config.baseline)}: review its diff and commit it")
     for line in design_lines(report, config.gate.tolerance, config.stats, config.gate.power):
         print(line)  # parts declared stochastic: the questions non-inferiority needs
-    for line in describe(left, config):
+    for line in [*steep, *describe(left, config)]:
         print(line, file=sys.stderr)
     return ExitCode.OK
 
@@ -958,6 +1052,9 @@ def run_gate(
     only when every configured check ran on evaluated data (require_checkable)."""
     baseline_path = baseline_path or config.baseline
     check_outputs(config, "gate", extra_inputs=((baseline_path, "the baseline compared with"),))
+    if not baseline_path.exists():  # no baseline yet: name the command that makes this project's first
+        missing = "the baseline report file does not exist"
+        raise EvalInputError(baseline_path, missing, first_baseline_fix(config))
     baseline = read_report(baseline_path)  # fail fast, before the evaluation runs
     check_same_engine(baseline, baseline_path)  # another major version of the engine: exit 2
     check_reproduces(baseline, baseline_path)  # numbers edited by hand: exit 2
@@ -974,11 +1071,13 @@ def run_gate(
         built = Built(system, inputs.corpus, config, progress)
         try:
             report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
-            checked = check_determinism(config, inputs.questions, built, report)  # may refuse: exit 2
+            held_out = len(inputs.holdout or [])  # the repeats a fix would add answer these too
+            # may refuse: exit 2, its fix costed from this run's numbers
+            checked = check_determinism(config, inputs.questions, built, report, judge_stats, held_out)
             report.holdout = evaluate_holdout(config, inputs, built, report, progress)
         finally:
             calls = built.finish()
-    report.run = {"system": calls}
+    report.run = run_section(calls, judge_stats)
     check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
     require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
     # may refuse: exit 2, nothing written
@@ -1005,4 +1104,5 @@ def run_gate(
     print(cache_line(judge_stats))
     print(measured(config.judge))
     print(calls_line(calls))
+    print(answers_line(calls))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION

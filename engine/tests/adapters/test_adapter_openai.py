@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from adapter_fakes import DOCUMENTS, bm25_of, chat, chat_server, passages
 
+import fake_http
 from fake_http import Received, Reply, Server
 from rag_regress.adapters import openai
 from rag_regress.answers.contract import check_answer
@@ -101,17 +102,30 @@ def test_citation_markers_stay_in_the_text_with_every_passage(chat_server: Serve
     assert built.answer("SSO").abstained
 
 
-def test_a_citation_of_a_passage_not_given_names_the_question_and_marker(chat_server: Server) -> None:
+def test_a_citation_of_a_passage_not_given_is_the_models_answer_measured(chat_server: Server) -> None:
     built = generator(chat_server, citations=True, contexts=2)
     chat_server.script = [replying("Members sign in through SSO [1][3].")]
-    with pytest.raises(openai.CitationError) as caught:
-        built.answer("SSO")
-    assert "'SSO' cites passage [3]" in str(caught.value) and "passages 1 to 2" in str(caught.value)
+    answer = built.answer("SSO")  # never refused: the engine counts and names the miscitation
+    assert answer.text == "Members sign in through SSO [1][3]." and answer.citations
+    assert len(answer.contexts) == 2 and answer.notes == ()
+
+
+def test_a_reply_cut_at_max_tokens_empty_or_echoing_the_prompt_is_noted(chat_server: Server) -> None:
+    built = generator(chat_server, max_tokens=7)
+    cut = fake_http.chat("Members sign in")
+    cut.body["choices"][0]["finish_reason"] = "length"  # type: ignore[call-overload,index]
+    echo = "Answer the question using only the numbered passages below. Keep the answer short"
+    chat_server.script = [cut, replying(""), replying(f"{echo}, and stay close. SSO.")]
+    assert built.answer("SSO").notes == ("cut at max_tokens (7): finish_reason 'length'",)
+    empty = built.answer("SSO")
+    assert empty.abstained and empty.notes == ("empty reply",)
+    assert built.answer("SSO").notes[0].startswith("echoes the prompt: 'Answer the question using")
 
 
 def test_without_citations_brackets_stay_as_written(chat_server: Server) -> None:
     chat_server.script = [replying("Use the Billing page [9].")]
-    assert generator(chat_server).answer(QUESTION).text == "Use the Billing page [9]."
+    answer = generator(chat_server).answer(QUESTION)
+    assert answer.text == "Use the Billing page [9]." and not answer.citations  # the model's text
 
 
 # -- abstaining -------------------------------------------------------------------------------

@@ -147,7 +147,13 @@ def test_second_run_makes_no_judge_call(project: Path, capsys: pytest.CaptureFix
     set_option(project, "[generation]", "[judge]\nthreshold = 0.6\n\n[generation]")
     second: dict[str, int] = {}
     evaluate_shipped(load_config(project), second)
-    assert second == {"hits": 0, "misses": first["misses"], "judged": first["misses"], "rejected": 0}
+    assert second == {
+        "hits": 0,
+        "misses": first["misses"],
+        "judged": first["misses"],
+        "not_judged": 0,
+        "rejected": 0,
+    }
 
 
 def test_unreadable_cache_is_rebuilt(project: Path) -> None:
@@ -263,7 +269,8 @@ def test_generator_crash_names_the_question(project: Path, monkeypatch: pytest.M
     [
         ("just text", "answer() must return an Answer, got str"),
         (Answer("x", [Context("no-such-doc", "x")]), "context 'no-such-doc' is not a document in the corpus"),
-        (Answer("  "), "an empty answer must be marked abstained=True"),
+        (Answer("x", citations="no"), "Answer.citations must be True or False"),  # type: ignore[arg-type]  # the same
+        (Answer("x", notes="cut"), "Answer.notes must be a tuple of strings"),  # type: ignore[arg-type]  # the same
         # a generator cannot vouch for itself: the context must be the document's own text
         (
             Answer(
@@ -285,7 +292,7 @@ def test_bad_generator_output_is_invalid_input(
             return answer
 
     system = System(SHIPPED.build_retriever, lambda *args: Fixed())
-    with pytest.raises(EvalInputError, match="bad generator output") as caught:
+    with pytest.raises(EvalInputError, match="bad output of the generator") as caught:
         evaluate_shipped(load_config(project), system=system)
     assert problem in str(caught.value)
 

@@ -170,10 +170,18 @@ def test_a_citation_of_a_passage_that_does_not_support_its_sentence_is_named(tmp
     assert (right["citation_precision"], right["citation_recall"], right["miscited"]) == (1.0, 1.0, [])
 
 
-def test_a_citation_of_no_context_stops_the_run_naming_the_question(tmp_path: Path) -> None:
-    with pytest.raises(EvalInputError) as caught:
-        checked(tmp_path, Answer("Paid in 30 days [3].", [Context("refunds", REFUNDS)]))
-    assert "question 'q1': the answer cites [3], but it has 1 context" in str(caught.value)
+def test_a_citation_of_no_context_is_a_miscitation_measured_not_refused(tmp_path: Path) -> None:
+    row = checked(tmp_path, Answer("Refunds are paid in 30 days [3].", [Context("refunds", REFUNDS)]))
+    assert row["citation_precision"] == 0.0 and row["faithfulness"] == 1.0
+    assert [f.why for f in row["miscited"]] == [
+        "cites [3], but the answer was given 1 context: a passage it never had"
+    ]
+
+
+def test_with_citations_off_brackets_are_the_models_text(tmp_path: Path) -> None:
+    answer = Answer("Refunds are paid in 30 days [3].", [Context("refunds", REFUNDS)], citations=False)
+    row = checked(tmp_path, answer)
+    assert row["citation_precision"] is None and row["miscited"] == []
 
 
 def test_a_run_where_nothing_cites_has_no_citation_checks(tmp_path: Path) -> None:

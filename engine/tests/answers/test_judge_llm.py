@@ -24,6 +24,7 @@ from rag_regress.answers.judges import build_judge, rules_digest
 from rag_regress.answers.llm import judge as llm
 from rag_regress.answers.llm.prompt import SHIPPED, prompt_digest
 from rag_regress.answers.settings import JudgeSettings
+from rag_regress.answers.verdicts import judged
 from rag_regress.errors import EvalInputError
 from rag_regress.settings.config import load_config
 
@@ -113,7 +114,8 @@ def test_an_answer_is_one_request_holding_its_numbered_sentences_and_contexts(se
     assert request.path == "/v1/chat/completions"
     body = request.body
     assert body["model"] == "judge-model" and body["temperature"] == 0 and body["seed"] == 7
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"]["type"] == "json_schema" and body["max_tokens"] == 1024
+    assert body["response_format"]["json_schema"]["schema"] == llm.REPLY_SCHEMA
     assert body["messages"][0] == {"role": "system", "content": SHIPPED.read_text(encoding="utf-8")}
     assert body["messages"][1]["role"] == "user"
     assert f"Context 1:\n{INVOICES}\n\nContext 2:\n{EXPORTS}" in request.user
@@ -126,6 +128,8 @@ def test_an_answer_is_one_request_holding_its_numbered_sentences_and_contexts(se
         "prompt_tokens": 100,
         "completion_tokens": 20,
         "total_tokens": 120,
+        "reasked": 0,
+        "not_judged": 0,
     }
 
 
@@ -216,10 +220,7 @@ def test_a_redirect_is_not_followed(server: Server, monkeypatch: pytest.MonkeyPa
     assert "redirects are not followed" in caught.value.fix
 
 
-@pytest.mark.parametrize(
-    ("status", "fix"),
-    [(400, "model ('judge-model')"), (401, "OPENAI_API_KEY (now it is not set)"), (404, "base_url")],
-)
+@pytest.mark.parametrize(("status", "fix"), [(401, "OPENAI_API_KEY (now it is not set)"), (404, "base_url")])
 def test_a_refused_request_is_not_retried(server: Server, status: int, fix: str) -> None:
     server.default = lambda request: Reply(status, {"error": {"message": "no such thing"}})
     with pytest.raises(EvalInputError) as caught:
@@ -227,6 +228,36 @@ def test_a_refused_request_is_not_retried(server: Server, status: int, fix: str)
     assert len(server.received) == 1
     assert f"HTTP {status}" in caught.value.problem and "no such thing" in caught.value.problem
     assert fix in caught.value.fix
+
+
+def test_a_server_refusing_the_reply_schema_is_asked_with_json_mode_then_without(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """llama.cpp's server, vLLM and OpenAI take a JSON schema; one that refuses it with 400 is
+    asked with json_object, then with no response_format, for the rest of the run."""
+    answer = quoting()
+
+    def picky(request: Received) -> Reply:
+        if "response_format" in request.body:
+            return Reply(400, {"error": {"message": "response_format is not supported"}})
+        return answer(request)
+
+    server.default = picky
+    judge = judge_of(server)
+    assert [v.supported for v in judge.verdicts([(claim, CONTEXTS) for claim in CLAIMS])] == [True, True]
+    formats = [request.body.get("response_format", {}).get("type") for request in server.received]
+    assert formats == ["json_schema", "json_object", None]
+    assert "asking with json_object from now on" in capsys.readouterr().err
+    judge.verdicts([("Invoices are issued on the first day of each month.", CONTEXTS)])
+    assert "response_format" not in server.received[-1].body  # remembered
+
+
+def test_a_request_refused_in_every_format_stops_the_run(server: Server) -> None:
+    server.default = lambda request: Reply(400, {"error": {"message": "no such thing"}})
+    with pytest.raises(EvalInputError) as caught:
+        judge_of(server).verdicts([("Export projects as CSV files.", CONTEXTS)])
+    assert len(server.received) == 3 and "HTTP 400" in caught.value.problem
+    assert "model ('judge-model')" in caught.value.fix
 
 
 # -- replies that do not match the schema -----------------------------------------------------
@@ -239,26 +270,26 @@ CLAIMS = ["Export projects as CSV files.", "Exports are limited to 1000 rows."]
     [
         ("the first sentence is supported", "it is not JSON: 'the first sentence is supported'"),
         ('{"verdicts": [{"id": 1, "supported": true', "it is not JSON"),
-        ('[{"id": 1, "supported": true, "evidence": ""}]', 'one key "verdicts"'),
-        ('{"verdicts": [], "note": "x"}', 'one key "verdicts"'),
-        (
-            '{"verdicts": [{"id": 1, "supported": true}]}',
-            "verdict 1 must hold exactly id, supported and evidence",
-        ),
+        ('[{"id": 1, "supported": true, "evidence": ""}]', 'key "verdicts" holds a list'),
+        ('{"verdicts": [], "note": "x"}', "no verdict for sentence 1"),
+        ('{"verdicts": [{"id": 1, "supported": true}]}', "verdict 1 must hold id, supported and evidence"),
         ('{"verdicts": [{"id": "1", "supported": true, "evidence": ""}]}', "id must be a sentence number"),
         ('{"verdicts": [{"id": 1, "supported": "yes", "evidence": ""}]}', "supported must be true or false"),
     ],
 )
-def test_a_reply_that_is_not_the_schema_stops_the_run(server: Server, content: str, said: str) -> None:
+def test_a_reply_that_is_not_the_schema_is_asked_again_then_not_judged(
+    server: Server, content: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a model writes is measured, never refused: the run goes on, and a sentence the
+    judge gave no valid verdict, twice, is not judged (never supported, never cached)."""
     server.default = lambda request: chat(content)
-    with pytest.raises(EvalInputError) as caught:
-        judge_of(server).verdicts([(claim, CONTEXTS) for claim in CLAIMS])
-    assert (
-        "the model's reply does not match the schema" in caught.value.problem and said in caught.value.problem
-    )
-    assert "'Export projects as CSV files.' (and 1 more sentence)" in caught.value.problem
-    assert "JSON mode" in caught.value.fix
-    assert len(server.received) == 1  # not retried: the same request gets the same reply
+    judge = judge_of(server)
+    found = judge.verdicts([(claim, CONTEXTS) for claim in CLAIMS])
+    assert [judged(verdict) or verdict.supported for verdict in found] == [False, False]
+    assert all(said in verdict.reason and "asked twice" in verdict.reason for verdict in found)
+    assert len(server.received) == 2 and server.received[1].sentences == dict(enumerate(CLAIMS, start=1))
+    assert judge.stats["reasked"] == 2 and judge.stats["not_judged"] == 2
+    assert "2 sentence(s) asked again, 2 of them not judged" in capsys.readouterr().err
 
 
 def test_a_reply_after_reasoning_or_in_a_code_fence_is_read_as_the_plain_one(server: Server) -> None:
@@ -276,30 +307,33 @@ def test_a_reply_after_reasoning_or_in_a_code_fence_is_read_as_the_plain_one(ser
 
 
 @pytest.mark.parametrize(
-    ("entries", "said"),
+    ("entries", "reasked"),
     [
-        (
-            [(1, True, "Export projects as CSV files.")],
-            "no verdict for sentence 2 ('Exports are limited to 1000 rows.')",
-        ),
-        (
-            [(1, True, "Export projects as CSV files."), (2, False, ""), (3, False, "")],
-            "judges sentence(s) 3, which were not asked (sentences 1 to 2)",
-        ),
-        (
-            [(1, True, "Export projects as CSV files."), (1, False, ""), (2, False, "")],
-            "sentence 1 two verdicts",
-        ),
+        ([(1, True, "Export projects as CSV files.")], [CLAIMS[1]]),
+        ([(1, True, "Export projects as CSV files."), (2, False, ""), (3, False, "")], []),  # 3 ignored
+        ([(1, True, "Export projects as CSV files."), (1, False, ""), (2, False, "")], [CLAIMS[0]]),
     ],
-    ids=["missing", "extra", "twice"],
+    ids=["missing", "extra", "contradicted"],
 )
-def test_a_reply_missing_a_sentence_or_judging_another_stops_the_run(
-    server: Server, entries: list[tuple[int, bool, str]], said: str
+def test_only_the_sentences_a_reply_left_without_a_verdict_are_asked_again(
+    server: Server, entries: list[tuple[int, bool, str]], reasked: list[str]
 ) -> None:
-    server.default = lambda request: verdicts(*entries)
-    with pytest.raises(EvalInputError) as caught:
-        judge_of(server).verdicts([(claim, CONTEXTS) for claim in CLAIMS])
-    assert said in caught.value.problem, caught.value.problem
+    server.script = [verdicts(*entries)]  # then the server judges well (quoting)
+    judge = judge_of(server)
+    found = judge.verdicts([(claim, CONTEXTS) for claim in CLAIMS])
+    assert all(judged(verdict) for verdict in found)
+    asked_again = [list(request.sentences.values()) for request in server.received[1:]]
+    assert asked_again == ([reasked] if reasked else [])
+    assert judge.stats["reasked"] == len(reasked) and judge.stats["not_judged"] == 0
+
+
+def test_a_sentence_a_model_skips_every_time_is_not_judged_and_the_run_completes(server: Server) -> None:
+    server.default = lambda request: verdicts(
+        *((n, True, text) for n, text in request.sentences.items() if "1000 rows" not in text)
+    )
+    found = judge_of(server).verdicts([(claim, CONTEXTS) for claim in CLAIMS])
+    assert found[0].supported and judged(found[0])
+    assert not judged(found[1]) and "no verdict for sentence 1" in found[1].reason  # in the second ask
 
 
 def test_a_reply_without_choices_is_no_chat_completion(server: Server) -> None:
@@ -457,6 +491,7 @@ def test_the_identity_names_what_makes_the_verdicts(server: Server, tmp_path: Pa
         "votes": 3,
         "temperature": 0.5,
         "seed": 11,
+        "max_tokens": 1024,
         "fail_on": [],
         "names": ["Acme"],
     }

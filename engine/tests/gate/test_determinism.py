@@ -14,6 +14,7 @@ import pytest
 from conftest import SHIPPED, run_cli
 from rag_regress.answers import stand_in
 from rag_regress.api import Answer, Document, Hit, Retriever, System, Tokenizer
+from rag_regress.gate.determinism import RunSize, stochastic_fix
 from rag_regress.retrieval.retrievers import bm25
 
 
@@ -101,3 +102,32 @@ def test_a_retriever_ranking_otherwise_at_the_generators_depth_is_named_not_the_
     assert "the retriever answers the generator's searches with another ranking" in out
     assert "the generator is not deterministic" not in out
     assert "return the first `depth` results of one ranking" in out
+
+
+def test_a_generator_that_varies_is_told_the_exact_lines_and_what_they_cost(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hosted API varies at temperature 0 with a seed: the first gate says which lines to
+    add to eval.toml and what they cost, from this run's numbers (5 questions, repeats 5)."""
+    code, out = gate(project, System(SHIPPED.build_retriever, Chatty), capsys)
+    assert code == 2
+    line = project.read_text(encoding="utf-8").splitlines().index("[gate]") + 1
+    assert f"eval.toml:{line}: the generator is not deterministic" in out
+    assert f"fix: declare it: put these lines under [gate] in eval.toml (line {line})" in out
+    assert '\n      stochastic = ["generator"]\n      repeats = 5\n' in out
+    assert "5 questions x 5 repeats = 25 generator calls a run instead of 5" in out
+    assert "LLM judge" not in out, "the lexical judge asks no server"
+
+
+def test_the_cost_counts_the_llm_judge_s_requests_and_the_parts_declared() -> None:
+    size = RunSize(
+        questions=60, repeats=5, stochastic=("judge",), judge_requests=40, judged=100, cached=20, line=7
+    )
+    fix = stochastic_fix("generator", size)
+    assert 'stochastic = ["generator", "judge"]\n      repeats = 5' in fix and "(line 7)" in fix
+    assert "60 questions x 5 repeats = 300 generator calls a run instead of 60" in fix
+    assert "plus up to 5 x 48 = 240 LLM judge requests (this run: 40 for 100 sentences judged" in fix
+    fix = stochastic_fix("retriever", RunSize(questions=10, repeats=3))
+    assert "30 searches and 30 generator calls a run instead of 10 each" in fix and "judge" not in fix
+    cached = RunSize(questions=10, repeats=3, judge_requests=0, judged=0, cached=50)
+    assert "this run's verdicts all came from the verdict cache" in stochastic_fix("generator", cached)

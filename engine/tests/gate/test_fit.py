@@ -329,3 +329,95 @@ def test_fit_floors_clears_a_vacuous_key_facts_check_with_its_allowed_flips_and_
     assert 'metrics = ["recall@5", "hit@5", "mrr", "abstention"]               # gated' in lines
     assert 'names = ["SAML"]          # names' in lines
     assert "every setting holds" in baseline(config, capsys, "--fit-floors")
+
+
+class Refusing:
+    """A generator that refuses everything, as an LLM behind a broken prompt or a dead service
+    does: abstention 0.2 on the tiny project (only q5 is right), key facts 0."""
+
+    def __init__(self, *args: object):
+        pass
+
+    def answer(self, question: str) -> Answer:
+        return Answer(ABSTENTION, [], abstained=True)
+
+
+def test_fit_floors_warns_when_it_cuts_a_floor_below_half_naming_the_questions_that_pull_it_down(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The floors are still fitted (the gate then passes on this baseline), but a floor cut to
+    less than half the one it replaces is a warning with the old and new floor, the questions
+    below the old floor (lowest first, ids and text) and the checks removed for it."""
+    text = TINY_CONFIG.replace('"hit@5" = 0.5', '"hit@5" = 0.5\nabstention = 0.8\nkey_facts = 0.7')
+    config = write_project(tmp_path, config=text)
+    said = baseline(config, capsys, "--fit-floors", system=System(SHIPPED.build_retriever, Refusing))
+    assert "eval.toml: [gate.floors] abstention = 0.8 -> 0.18" in said
+    assert "warning: --fit-floors set 2 floor(s) below half of the floor each replaces" in said
+    assert "[gate.floors] abstention: 0.8 -> 0.18; 4 of 5 questions are below 0.8, the lowest:" in said
+    assert "[gate.floors] key_facts: 0.7 -> 0; 4 of 4 questions are below 0.7, the lowest:" in said
+    listed = said.split("[gate.floors] abstention:")[1].splitlines()[1:5]
+    assert listed == [
+        '    q1  0.000  "SSO"',
+        '    q2  0.000  "2FA"',
+        '    q3  0.000  "API"',
+        '    q4  0.000  "download invoices"',
+    ]
+    assert "[gate.checks] key_facts = 1: removed, no question passes it" in said
+    assert "hit@5: 0.5 ->" not in said, "a floor that holds is not listed"
+
+
+def test_steep_cuts_lists_a_bounded_number_of_the_lowest_questions() -> None:
+    from rag_regress.gate.fit import Finding, steep_cuts
+
+    rows = [
+        {"id": f"q{i:02}", "question": f"Question {i} " + "with many words " * 10, "metrics": {"mrr": i / 20}}
+        for i in range(20)
+    ]
+
+    class Row:
+        def __init__(self, row: dict[str, Any]):
+            self.id, self.question, self.metrics = row["id"], row["question"], row["metrics"]
+            self.tags: list[str] = []
+            self.answer = None
+
+    class Report:
+        def __init__(self) -> None:
+            self.questions = [Row(row) for row in reversed(rows)]
+
+    floor = Finding(("gate", "floors", "mrr"), 0.9, 0.3, "below", "set it")
+    kept = Finding(("gate", "floors", "hit@5"), 0.9, 0.5, "below", "set it")  # not below half
+    lines = steep_cuts([floor, kept], Report(), limit=3)  # type: ignore[arg-type]
+    assert lines[1] == "  [gate.floors] mrr: 0.9 -> 0.3; 18 of 20 questions are below 0.9, the lowest:"
+    assert [line.split()[0] for line in lines[2:5]] == ["q00", "q01", "q02"]
+    assert all(len(line) < 90 and line.endswith('..."') for line in lines[2:5])
+    assert lines[5] == "    ... and 15 more" and len(lines) == 6
+    assert steep_cuts([kept], Report()) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("table", "option", "named"),
+    [
+        ("[generation]", 'base_url = "http://127.0.0.1:8000/v1"', "[generation] base_url"),
+        ("[retriever]", 'url = "http://127.0.0.1:9200/search"', "[retriever] url"),
+    ],
+)
+def test_a_gate_with_no_baseline_names_fit_floors_for_a_team_s_own_service(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, option: str, named: str
+) -> None:
+    """No baseline ships for a system behind a service or an LLM (the http and openai bakes):
+    the gate's exit 2 names `nox -s baseline -- --fit-floors` and what it does."""
+    config = write_project(tmp_path, config=TINY_CONFIG.replace(f"{table}\n", f"{table}\n{option}\n", 1))
+    assert run_cli(["--config", str(config), "gate"]) == 2
+    err = capsys.readouterr().err
+    assert "baseline.json: the baseline report file does not exist" in err
+    assert f"fix: your own service or model ({named}) has no shipped baseline" in err
+    assert "then run `nox -s baseline -- --fit-floors`" in err and "sets each [gate] floor" in err
+
+
+def test_a_gate_with_no_baseline_names_plain_baseline_for_a_shipped_system(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["--config", str(project), "gate"]) == 2
+    err = capsys.readouterr().err
+    assert "fix: make it with `nox -s baseline` and commit baseline.json" in err
+    assert "your own service" not in err

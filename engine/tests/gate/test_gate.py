@@ -231,7 +231,10 @@ def test_flips_are_listed_both_ways() -> None:
     (flips,) = result.to_dict()["flips"]
     assert flips["newly_failing"] == ["q1"] and flips["newly_passing"] == ["q2"]
     text = verdict_text(result, now, baseline)
-    assert "1 newly passing check(s):" in text and "q2: recall@5 0.000 -> 1.000" in text
+    listing = text.split("Flips per check against the baseline")[1].split("GATE FAILED")[0]
+    assert "recall@5: 1 newly failing, 1 newly passing of 2 (over the 0 allowed)" in listing
+    assert 'newly failing (1):\n      q1  1.000 -> 0.000  "question q1"' in listing
+    assert 'newly passing (1):\n      q2  0.000 -> 1.000  "question q2"' in listing
     assert "[newly failing] q1" in text
 
 

@@ -152,9 +152,15 @@ def output(config: Config) -> Path:
     return config.path.parent / "evals" / "candidates.jsonl"
 
 
-def generated(config: Config, **options: Any) -> list[dict[str, Any]]:
-    """run_generate as the command line calls it (no progress bar), then the file's lines."""
-    assert run_generate(config, show_progress=False, **options) == 0
+def generated(config: Config, all_dropped: bool = False, **options: Any) -> list[dict[str, Any]]:
+    """run_generate as the command line calls it (no progress bar), then the file's lines. A
+    run whose every slot is dropped (`all_dropped`) wrote nothing it was asked for: exit 2,
+    its lines kept."""
+    if all_dropped:
+        with pytest.raises(EvalInputError, match="golden generate wrote no candidate"):
+            run_generate(config, show_progress=False, **options)
+    else:
+        assert run_generate(config, show_progress=False, **options) == 0
     return lines(options.get("output") or output(config))
 
 
@@ -216,7 +222,7 @@ def test_a_two_passage_slot_of_a_one_document_corpus_is_dropped_without_a_reques
     table = f'base_url = "{server.url}"\nmodel = "gen-model"\nkinds = ["two-passage"]\n'
     (tmp_path / "eval.toml").write_text(f'[data]\ncorpus = "corpus.jsonl"\n\n[golden]\n{table}')
     config = load_config(tmp_path / "eval.toml")  # no golden set yet: nothing to duplicate
-    found = generated(config, count=1)
+    found = generated(config, True, count=1)
     assert found[0]["why"] == "plan: a two-passage question needs two documents; the corpus has one"
     assert server.received == []
 
@@ -359,7 +365,7 @@ def test_a_reply_slower_than_the_timeout_stops_the_run_within_it(tmp_path: Path,
 def dropped(tmp_path: Path, server: Server, reply: Callable[[Received], Reply] | Reply, **golden: Any) -> str:
     """The `why` of slot 0 (a "single" question) when the server replies `reply`."""
     server.script = [reply]
-    found = generated(project(tmp_path, server, kinds=["single"], **golden), count=1)
+    found = generated(project(tmp_path, server, kinds=["single"], **golden), True, count=1)
     assert [line["status"] for line in found] == ["dropped"]
     return str(found[0]["why"])
 
@@ -415,13 +421,13 @@ def test_a_users_words_question_with_a_three_word_phrase_of_the_passage_is_dropp
         return f"hey {' '.join(content[:3])} pls"  # three content words in a row of the passage
 
     server.script = [changed(question=three_words)]
-    found = generated(project(tmp_path, server, kinds=["users-words"]), count=1)
+    found = generated(project(tmp_path, server, kinds=["users-words"]), True, count=1)
     assert found[0]["why"].startswith("copied: ") and "fewer than 3 allowed" in found[0]["why"]
 
 
 def test_a_terse_question_of_too_many_words_is_dropped(tmp_path: Path, server: Server) -> None:
     server.script = [changed(question="how do I turn this thing on")]
-    found = generated(project(tmp_path, server, kinds=["terse"]), count=1)
+    found = generated(project(tmp_path, server, kinds=["terse"]), True, count=1)
     assert found[0]["why"] == "shape: a terse question has 2 to 4 words, this one 7"
 
 

@@ -9,25 +9,23 @@ never used) and the playwright package; without either they are skipped, saying 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conftest import ENGINE_ROOT, run_cli
+from conftest import run_cli
 from rag_regress.api import Document
 from rag_regress.errors import EvalInputError
 from rag_regress.golden.page import TEXT_LIMIT, page_items, write_page
 from rag_regress.inputs.data import Passage, Question, load_corpus, load_golden
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Dialog, Page
+    from playwright.sync_api import Page
 
 DEMO = Path(__file__).parents[1] / "demo" / "evals"
 TWO_FA, LOST, SSO, SCIM = (
@@ -38,13 +36,6 @@ TWO_FA, LOST, SSO, SCIM = (
 )
 EVIL = "</script><script>alert(1)</script>"
 CLEAR_QUESTION = "Clear every grade"  # how "Clear saved work" asks before it forgets
-_spec = importlib.util.spec_from_file_location("screenshot_tool", ENGINE_ROOT / "tools" / "screenshot.py")
-assert _spec is not None and _spec.loader is not None
-screenshot_tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(screenshot_tool)
-# Chromium kept off the network and out of the user's profile, as tools/screenshot.py runs it
-# (Playwright adds its own headless switch).
-FLAGS = [flag for flag in screenshot_tool.FLAGS if flag != "--headless"]
 
 
 @pytest.fixture(scope="module")
@@ -256,39 +247,10 @@ def test_the_page_is_replaced_in_one_step(tmp_path: Path, corpus: dict[str, Docu
 # ---- in a real browser ----
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("no chromium on PATH: `apt-get install chromium`")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright not installed: `pip install playwright` (no `playwright install` needed)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=FLAGS, headless=True)
-        yield launched
-        launched.close()
-
-
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh tab in a fresh profile (its own localStorage). A script error, or any dialog but
-    "Clear saved work"'s question (which is accepted), fails the test: alert(1) would show here."""
-    context = browser.new_context(accept_downloads=True, viewport={"width": 1200, "height": 900})
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-
-    def answer(dialog: Dialog) -> None:
-        if not dialog.message.startswith(CLEAR_QUESTION):
-            errors.append(f"unexpected dialog: {dialog.message}")
-        dialog.accept()
-
-    tab.on("dialog", answer)
-    yield tab
-    context.close()
-    assert errors == []
+def accepted_dialogs() -> tuple[str, ...]:
+    """The page fixture (tests/golden/conftest.py) accepts "Clear saved work"'s question."""
+    return (CLEAR_QUESTION,)
 
 
 def download(page: Page) -> tuple[str, list[dict[str, Any]]]:

@@ -41,9 +41,13 @@ How a reply becomes an Answer:
   citations  with `citations = true`, markers such as [1], [2][3] or [1, 2] stay in the
              answer's text: the engine reads them (citation precision and recall,
              docs/metrics.md) and the judge reads the sentences without them. A marker
-             naming no passage (outside 1 to the passages given) is a CitationError naming
-             the question and the marker: the answer cannot be checked
+             naming no passage the prompt held is a miscitation the engine counts and names
+             (the model's output, measured, never refused). With `citations = false` the
+             answer says so (Answer.citations): a "[2]" in it is the model's text
   contexts   the passages the prompt held, in its order (marker [n] names the n-th)
+  notes      what the adapter sees go wrong with a reply, counted as output defects
+             (answers/defects.py): an empty reply, a reply cut at max_tokens
+             (finish_reason "length"), a reply that echoes the prompt's own instructions
 
 What can go wrong, and what the run does:
 
@@ -66,8 +70,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..answers.citations import cited_sentences, out_of_range, strip_markers
-from ..answers.llm.client import Client, Refused, Transient
+from ..answers.citations import strip_markers
+from ..answers.llm.client import Client, Completion, Refused, Transient
 from ..api import Answer, Context, Document, Hit, Retriever, looks_like_abstention
 from ..net.http import OutOfTime
 from . import Options
@@ -103,6 +107,7 @@ CITING = (
 )
 
 _PLACEHOLDER = re.compile(r"\{(question|contexts)\}")
+ECHO_MIN = 24  # characters of an instruction line repeated in a reply that make it an echo
 
 
 class ChatUnavailable(ConnectionError):
@@ -119,10 +124,6 @@ class ChatError(Exception):
     def __init__(self, message: str, status: int = 0):
         super().__init__(message)
         self.status = status
-
-
-class CitationError(ValueError):
-    """The model cited a passage number it was not given."""
 
 
 def default_prompt(citations: bool, abstain: str) -> str:
@@ -156,16 +157,28 @@ def abstains(reply: str, phrase: str) -> bool:
     return not said or said.startswith(_plain(phrase)) or looks_like_abstention(reply)
 
 
-def cited(text: str, passages: int, question: str) -> str:
-    """`text` without its [n] markers (answers/citations.py reads them). CitationError when a
-    marker names a passage outside 1 to `passages`."""
-    number = out_of_range(cited_sentences(text), passages)
-    if number is not None:
-        held = "only passage 1" if passages == 1 else f"passages 1 to {passages}"
-        raise CitationError(
-            f"the answer to {question!r} cites passage [{number}], but the prompt held {held}"
-        )
-    return strip_markers(text).strip()
+def echoed(reply: str, template: str) -> str | None:
+    """A sentence of the prompt's own instructions (not its question or passages) that `reply`
+    repeats, or None: a model that echoes its prompt (a base model without a chat template
+    does) has not answered."""
+    for line in template.splitlines():
+        for sentence in re.split(r"(?<=[.:!?])\s+", line.strip()):
+            if len(sentence) >= ECHO_MIN and "{" not in sentence and sentence in reply:
+                return sentence
+    return None
+
+
+def notes(reply: str, finish: str | None, max_tokens: int, template: str) -> tuple[str, ...]:
+    """The defects the adapter sees in a reply (module doc: notes)."""
+    found = []
+    if not reply.strip():
+        found.append("empty reply")
+    if finish == "length":
+        found.append(f"cut at max_tokens ({max_tokens}): finish_reason 'length'")
+    line = echoed(reply, template)
+    if line is not None:
+        found.append(f"echoes the prompt: {line[:60]!r}")
+    return tuple(found)
 
 
 class ChatGenerator:
@@ -223,20 +236,23 @@ class ChatGenerator:
         contexts = [Context(hit.doc_id, text) for hit, (_, text) in zip(hits, passages, strict=True)]
         if not hits:
             return Answer(self.abstain, [], abstained=True)
-        reply = self._complete(question, self.body(question, passages)).strip()
-        if abstains(reply, self.abstain):
-            return Answer(strip_markers(reply).strip() or self.abstain, contexts, abstained=True)
-        if not self.citations:
-            return Answer(reply, contexts)
-        if not cited(reply, len(passages), question):  # nothing but markers
-            return Answer(self.abstain, contexts, abstained=True)
-        return Answer(reply, contexts)  # markers kept: the engine checks each citation
+        completion = self._complete(question, self.body(question, passages))
+        reply = completion.content.strip()
+        seen = notes(reply, completion.finish_reason, self.max_tokens, self.template)
+        cites = self.citations
+        if abstains(reply, self.abstain) or (cites and not strip_markers(reply).strip()):
+            said = strip_markers(reply).strip() if cites else reply  # nothing but markers: no answer
+            return Answer(said or self.abstain, contexts, abstained=True, citations=cites, notes=seen)
+        return Answer(reply, contexts, citations=cites, notes=seen)  # the engine checks each citation
 
-    def _complete(self, question: str, body: dict[str, Any]) -> str:
+    def _complete(self, question: str, body: dict[str, Any]) -> Completion:
         asked = f"{self.client.url} (model {self.model!r}), answering {question!r}"
         try:
-            return self.client.complete(body).content
-        except (Transient, OutOfTime) as error:
+            return self.client.complete(body)
+        except OutOfTime as error:  # a local server answers one request at a time: the rest wait
+            hint = " (raise [generation] timeout, or lower [run] concurrency: requests may queue)"
+            raise ChatUnavailable(f"{asked}: {error}{hint}") from None
+        except Transient as error:
             raise ChatUnavailable(f"{asked}: {error}") from None
         except Refused as error:
             raise ChatError(f"{asked}: {error}{_hint(error.status)}", error.status) from None

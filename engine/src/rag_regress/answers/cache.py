@@ -11,9 +11,13 @@ A cache must never change a verdict, so a cached verdict is used only when it ve
     hand, copied under another key, or written by another machine does not verify;
   - a cached "supported" verdict must also still pass the checks that cost nothing to redo:
     its window is a window of the item's contexts, and the narrow checks find nothing there
-    that the identity's `fail_on` names.
+    that the identity's `fail_on` names, unless the claim is copied from the window: the
+    judges support a copied claim whatever the checks find (judges.settle), so the cache
+    must too, or such a verdict would be rejected and judged again on every run.
 An entry that does not verify is ignored and judged again (counted in `rejected`, and said
-in the run's output). A file that is not a cache, or not readable as one, is ignored the
+in the run's output). So a verdict is stored only when it verifies as written: an entry of
+this machine is rejected only when it was changed after it was written. A file that is not
+a cache, or not readable as one, is ignored the
 same way and rewritten at the end of the run; only a path that is not a regular file (a
 directory, a FIFO, a device) or is larger than the limit stops the run (exit 2).
 
@@ -33,7 +37,7 @@ from typing import Any
 
 from ..inputs.signed import SignedFile
 from .judges import Item, Verdict
-from .judges.claims import windows
+from .judges.claims import copied, windows
 from .judges.findings import findings
 
 FORMAT = "rag-eval-verdicts"
@@ -62,7 +66,7 @@ def verdict_key(identity: dict[str, Any], item: Item) -> str:
     claim, contexts = item
     head = json.dumps([identity, rules_version(), claim], sort_keys=True, ensure_ascii=False)
     text = f"{head[:-1]}, {_as_json(contexts)}]"  # the same text as the list of four, made faster
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # any text: a model's too
 
 
 @functools.lru_cache(maxsize=1 << 10)  # an answer's claims share its contexts
@@ -106,6 +110,8 @@ class VerdictCache:
             claim, contexts = item
             if verdict.window not in _windows(tuple(contexts)):
                 return None
+            if copied(claim, verdict.window):  # supported by the judges' own rule, findings or not
+                return verdict
             failing = set(self.identity.get("fail_on") or ())
             names = self.identity.get("names") or ()
             if any(f.name in failing for f in findings(claim, verdict.window, "\n".join(contexts), names)):
@@ -132,9 +138,16 @@ class VerdictCache:
         return None
 
     def put(self, item: Item, verdict: Verdict) -> None:
+        """Keep `verdict` for `item`, unless it is kept already this run, or it would not verify
+        when read back (a score outside 0..1 or NaN, a window not of the item's contexts): such
+        a verdict is judged again on the next run, a miss, never a rejection."""
         key = self._key(item)
-        if not self._file.used(key):
-            self._file.put(key, asdict(verdict))
+        if self._file.used(key):
+            return
+        stored = asdict(verdict)
+        if self._verified(item, stored) is None:
+            return
+        self._file.put(key, stored)
 
     def save(self) -> None:
         self._file.save()

@@ -3,9 +3,12 @@
 A labels file holds claims a person labelled against a context, one JSON object a line:
     {"id": "c01", "claim": "...", "context": "...", "supported": true,
      "kind": "numbers", "domain": "manuals", "split": "tune"}
-(`kind`, `domain` and `split` optional). `calibrate` runs the configured judge ([judge] in
-eval.toml), or each judge `--compare` names, on every example and reports, treating
-"unsupported" as the positive class (the judge's job is to catch them):
+(`kind`, `domain` and `split` optional; so are `question`, `tags` and `provenance`, which
+`add-labels` writes for a sentence of the team's own answers: the question it answers, that
+question's tags, and who labelled it, when, from which report; checked, never part of a
+figure). `calibrate` runs the configured judge ([judge] in eval.toml), or each judge
+`--compare` names, on every example and reports, treating "unsupported" as the positive class
+(the judge's job is to catch them):
   accuracy      share of examples where judge and label agree
   precision     of the claims the judge called unsupported, the share that truly are
   recall        of the truly unsupported claims, the share the judge caught
@@ -38,6 +41,7 @@ from ..inputs.data import _check_keys, _flag, _text, _unique, json_lines
 from ..inputs.files import write_atomic
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
+from .verdicts import judged
 
 TUNING = ("tune", "dev")  # the judge may be tuned on these
 HELD_OUT = ("holdout", "check")  # never tuned on
@@ -63,8 +67,9 @@ def load_labels(path: Path) -> list[Label]:
     labels: list[Label] = []
     seen: dict[str, int] = {}
     for number, item in json_lines(path, "judge labels"):
-        optional = {"kind", "split", "domain"}
+        optional = {"kind", "split", "domain", *PROVENANCE}
         _check_keys(path, number, item, {"id", "claim", "context", "supported"}, optional)
+        _check_provenance(path, number, item)
         split = _text(path, number, item, "split") if "split" in item else "tune"
         if split not in SPLITS:
             raise EvalInputError(
@@ -87,6 +92,29 @@ def load_labels(path: Path) -> list[Label]:
     if not labels:
         raise EvalInputError(path, "no labelled examples", "add one JSON object per line")
     return labels
+
+
+PROVENANCE = ("question", "tags", "provenance")  # optional keys that are no part of a figure
+
+
+def _check_provenance(path: Path, number: int, item: dict[str, Any]) -> None:
+    """The optional keys add-labels writes (golden/labels.py), when there: `question` a string,
+    `tags` a list of strings, `provenance` a list of objects."""
+    if "question" in item:
+        _text(path, number, item, "question")
+    tags = item.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise EvalInputError(
+            path, f"'tags' must be a list of strings, got {tags!r:.60}", 'e.g. ["billing"]', number
+        )
+    entries = item.get("provenance", [])
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise EvalInputError(
+            path,
+            f"'provenance' must be a list of objects, got {entries!r:.60}",
+            'e.g. [{"by": "ana", "at": "2026-12-03T10:00:00Z"}], as add-labels writes it',
+            number,
+        )
 
 
 def agreement(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:
@@ -253,13 +281,21 @@ def calibrate(
     labels = labels if labels is not None else load_labels(path)
     judge = build_judge(settings, config_path)
     verdicts = judge.verdicts([(label.claim, (label.context,)) for label in labels])
+    # A label the judge gave no verdict (a model's reply that skipped it, twice) is left out of
+    # every figure and counted: agreement is measured on what the judge judged.
+    pairs = [(label, v) for label, v in zip(labels, verdicts, strict=True) if judged(v)]
     threshold, fail_on = settings.threshold, settings.failing()
     splits: dict[str, Any] = {}
     for split in SPLITS:
-        chosen = [(label, v) for label, v in zip(labels, verdicts, strict=True) if label.split == split]
+        chosen = [(label, v) for label, v in pairs if label.split == split]
         if chosen:
             splits[split] = _split_figures(chosen, threshold, fail_on, split in HELD_OUT)
-    tune = [(label, v) for label, v in zip(labels, verdicts, strict=True) if label.split in TUNING]
+        left_out = sum(
+            label.split == split for label, v in zip(labels, verdicts, strict=True) if not judged(v)
+        )
+        if left_out:
+            splits.setdefault(split, {"n": 0})["not_judged"] = left_out
+    tune = [(label, v) for label, v in pairs if label.split in TUNING]
     if tune:
         truth = [label.supported for label, _ in tune]
         candidates = sorted({v.score for _, v in tune if v.score > 0} | {threshold})
@@ -274,7 +310,14 @@ def calibrate(
         splits[first]["at_best"] = agreement(
             truth, [supported_at(v, best, fail_on, threshold) for _, v in tune]
         )
-    headline_split = next((s for s in HELD_OUT if s in splits), next(iter(splits)))
+    measured_splits = [split for split, found in splits.items() if found["n"]]
+    if not measured_splits:
+        raise EvalInputError(
+            path,
+            f"the judge gave no verdict on any of the {len(labels)} labels (each reply skipped them, twice)",
+            "check the judge's model and prompt: `eval` with this judge would judge nothing either",
+        )
+    headline_split = next((s for s in HELD_OUT if s in measured_splits), measured_splits[0])
     headline = splits[headline_split]
     stats = getattr(judge, "stats", None)
     result = {
@@ -288,6 +331,7 @@ def calibrate(
         "kappa_95": headline["kappa_95"],
         "false_alarms": headline["false_alarms"],
         "examples": headline["n"],
+        "not_judged": len(labels) - len(pairs),
         "per_kind": headline["per_kind"],
         "per_domain": headline["per_domain"],
         "splits": splits,
@@ -393,9 +437,14 @@ def format_calibration(result: dict[str, Any]) -> str:
         title = (
             f"{split}: held-out labels (never tuned on)" if split in HELD_OUT else f"{split}: tuning labels"
         )
+        skipped = found.get("not_judged", 0)
+        left_out = f"; {skipped} not judged by the judge, left out" if skipped else ""
+        if not found["n"]:
+            lines += ["", f"{title}: no example judged{left_out}"]
+            continue
         lines += [
             "",
-            f"{title}: {found['n']} examples ({found['unsupported']} unsupported)",
+            f"{title}: {found['n']} examples ({found['unsupported']} unsupported){left_out}",
             f"  {'threshold':<22} {'accuracy':>8} {'precision':>9} {'recall':>6} {'kappa':>6}"
             "   (positive = unsupported)",
         ]
@@ -465,10 +514,14 @@ def format_comparison(result: dict[str, Any]) -> str:
                 entry = (
                     None if found is None else (found if domain == "all" else found["per_domain"].get(domain))
                 )
-                if entry is None:
+                if entry is None or "kappa" not in entry:  # nothing judged there
                     cells.append(f"{'-':>16}")
                     continue
                 alarms = "n/a" if entry["false_alarms"] is None else f"{entry['false_alarms']:.0%}"
                 cells.append(f"{_figure(entry['kappa'], 6).strip() + f' ({alarms})':>16}")
             lines.append(f"  {domain:<20} " + " ".join(cells))
+        skipped = [
+            (name, r["splits"].get(split, {}).get("not_judged", 0)) for name, r in result["backends"].items()
+        ]
+        lines += [f"  {name}: {n} label(s) not judged, left out" for name, n in skipped if n]
     return "\n".join(lines)

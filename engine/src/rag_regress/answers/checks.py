@@ -30,14 +30,16 @@ from ..retrieval.caller import Caller
 from ..retrieval.calls import failure
 from ..retrieval.remote import call_everywhere, on_cluster
 from .cache import VerdictCache
-from .citations import Sentence, citation_recall, cited_sentences, out_of_range, strip_markers
+from .citations import Sentence, citation_recall, cited_sentences, strip_markers
 from .contract import AnswerOutputError, check_answer
+from .defects import defects
 from .facts import Found, find
 from .judges import Item, Verdict, build_judge
 from .judges.claims import split_sentences
 from .reference import exact_match, share, token_f1
 from .relevance import relevance
 from .settings import ANSWER_CHECKS, JudgeSettings
+from .verdicts import ALWAYS_JUDGES, NO_CONTEXT, judged
 
 
 @dataclass
@@ -72,18 +74,31 @@ def _answer(
             raise raw.error
         answer = check_answer(raw, corpus)
     except AnswerOutputError as error:
-        problem = f"question {question.id!r}: bad generator output: {error}"
-        raise EvalInputError(golden, problem, "fix answer() in generator.py", question.line) from None
-    except Exception as error:  # a crash in the team's own generator: name the question
+        who, fix = _author(generator)
+        problem = f"question {question.id!r}: bad output of {who}: {error}"
+        raise EvalInputError(golden, problem, fix, question.line) from None
+    except Exception as error:  # a crash in the generator: name the question
+        who, fix = _author(generator)
         raise EvalInputError(
-            golden,
-            f"question {question.id!r}: the generator {failure(error)}",
-            "fix answer() in generator.py; this question reproduces it",
-            question.line,
+            golden, f"question {question.id!r}: {who} {failure(error)}", fix, question.line
         ) from error
     if cache is not None and cached is None:
         cache.put_answer(question.question, answer)
     return answer
+
+
+def _author(generator: Generator) -> tuple[str, str]:
+    """Who wrote an answer, and what to fix when it fails: a shipped adapter (the openai one
+    calling a model) is named with its settings, never the team's answer()."""
+    module = type(generator).__module__
+    if module.startswith("rag_regress.adapters."):
+        name = module.rsplit(".", 1)[1]
+        return (
+            f"the {name} adapter ({module})",
+            "check [generation] (the server, its model, the key) and the model server's log; "
+            "this question reproduces it",
+        )
+    return "the generator", "fix answer() in generator.py; this question reproduces it"
 
 
 def judge_all(
@@ -104,9 +119,17 @@ def judge_all(
         served = dict(getattr(judge, "stats", {}))
     verdicts = [verdict if verdict is not None else next(fresh) for verdict in found]
     for item, verdict in zip(items, verdicts, strict=True):
-        cache.put(item, verdict)
+        if judged(verdict):  # an item not judged is asked again next run
+            cache.put(item, verdict)
     cache.save()
-    stats = {"hits": cache.hits, "misses": cache.misses, "judged": len(todo), "rejected": cache.rejected}
+    skipped = sum(not judged(verdict) for verdict in verdicts)
+    stats = {
+        "hits": cache.hits,
+        "misses": cache.misses,
+        "judged": len(todo) - skipped,
+        "not_judged": skipped,
+        "rejected": cache.rejected,
+    }
     return verdicts, stats | served
 
 
@@ -133,18 +156,21 @@ class _Plan:
     claims: list[str]
     faithful: list[int]  # each sentence against all the contexts
     pairs: list[tuple[int, int, int]]  # (sentence, cited position, verdict) per citation
+    outside: list[tuple[int, int]]  # (sentence, cited position) per citation of no context given
     stated: list[tuple[str, int]]  # each reference sentence against the answer
     in_reference: list[int]  # each answer sentence against the reference
     facts: dict[str, Found | int | None]  # key fact or nugget -> where found, a verdict, or None
 
 
 def _plan(question: Question, answer: Answer, found: list[Sentence], match: str, ask: _Asked) -> _Plan:
-    plain = strip_markers(answer.text)
+    plain = strip_markers(answer.text) if answer.citations else answer.text
     contexts = tuple(c.text for c in answer.contexts)
     claims = [sentence.text for sentence in found]
-    plan = _Plan(plain, claims, [ask(claim, contexts) for claim in claims], [], [], [], {})
+    plan = _Plan(plain, claims, [ask(claim, contexts) for claim in claims], [], [], [], [], {})
     for i, sentence in enumerate(found):  # none when it abstained
-        plan.pairs += [(i, n, ask(sentence.text, (contexts[n - 1],))) for n in sentence.cites]
+        given = [n for n in sentence.cites if 1 <= n <= len(contexts)]
+        plan.pairs += [(i, n, ask(sentence.text, (contexts[n - 1],))) for n in given]
+        plan.outside += [(i, n) for n in sentence.cites if n not in given]  # a miscitation, measured
     if answer.abstained or not question.answerable:
         return plan
     if question.reference is not None:
@@ -164,9 +190,13 @@ def _result(
     *,
     cites: bool,
     names: tuple[str, ...],
+    may_skip: bool = True,
 ) -> AnswerResult:
-    """The checks of one answer from its plan and the run's verdicts (module doc)."""
-    judged = [verdicts[i] for i in plan.faithful]
+    """The checks of one answer from its plan and the run's verdicts (module doc). An item the
+    judge gave no verdict (verdicts.NotJudged) counts neither way in a share: it is listed
+    under not_judged with its check, and `judged` is the share of the answer's items judged
+    (None for a judge that always gives one: `may_skip` False)."""
+    sentences = [verdicts[i] for i in plan.faithful]
     facts: dict[str, Found | None] = {}
     for fact, where in plan.facts.items():
         if isinstance(where, int):
@@ -179,10 +209,14 @@ def _result(
     missing = [fact for fact in question.must_include if facts.get(fact) is None]
     found_nuggets = [facts.get(nugget.text) is not None for nugget in question.nuggets]
     reference = question.reference if wanted else None
-    pair_ok = {(i, n): verdicts[v].supported for i, n, v in plan.pairs}
-    supported = [v.supported for v in judged]
-    cites_support = [any(ok for (at, _), ok in pair_ok.items() if at == i) for i in range(len(judged))]
+    pair_ok = {(i, n): verdicts[v].supported for i, n, v in plan.pairs if judged(verdicts[v])}
+    pair_ok |= dict.fromkeys(plan.outside, False)
+    faithful = [(c, v) for c, v in zip(plan.claims, sentences, strict=True) if judged(v)]
+    supported = [v.supported for v in sentences]
+    cites_support = [any(ok for (at, _), ok in pair_ok.items() if at == i) for i in range(len(sentences))]
+    stated = [(part, verdicts[v]) for part, v in plan.stated]
     citing = cites and not answer.abstained
+    outputs = defects(answer)
     return AnswerResult(
         text=answer.text,
         abstained=answer.abstained,
@@ -190,17 +224,15 @@ def _result(
         abstention=float(answer.abstained != question.answerable),
         key_facts=(0.0 if answer.abstained or missing else 1.0) if wanted else None,
         missing_facts=question.must_include if answer.abstained else missing,
-        faithfulness=None if answer.abstained else (fmean(supported) if judged else 0.0),
-        claims=len(judged),
-        unsupported=[
-            Unsupported(c, v.reason) for c, v in zip(plan.claims, judged, strict=True) if not v.supported
-        ],
+        faithfulness=None if answer.abstained else _faithfulness(sentences),
+        claims=len(sentences),
+        unsupported=[Unsupported(c, v.reason) for c, v in faithful if not v.supported],
         correctness=None
         if reference is None
-        else (0.0 if refused else share([verdicts[v].supported for _, v in plan.stated])),
+        else (0.0 if refused else share([v.supported for _, v in stated if judged(v)])),
         answer_precision=None
         if reference is None or answer.abstained
-        else share([verdicts[v].supported for v in plan.in_reference]),
+        else share([verdicts[v].supported for v in plan.in_reference if judged(verdicts[v])]),
         answer_f1=None if reference is None else token_f1("" if refused else plan.plain, reference),
         exact_match=None if reference is None else exact_match("" if refused else plan.plain, reference),
         nugget_recall=share(found_nuggets) if wanted else None,
@@ -210,6 +242,8 @@ def _result(
         citation_precision=share(list(pair_ok.values())) if citing else None,
         citation_recall=citation_recall(supported, cites_support) if citing else None,
         relevance=None if answer.abstained else relevance(question.question, plan.plain, names),
+        well_formed=0.0 if outputs else 1.0,
+        judged=_judged_share(plan, verdicts) if may_skip else None,
         matched=[
             Finding(fact, _held(where))
             for fact, where in facts.items()
@@ -220,21 +254,85 @@ def _result(
         else [],
         not_stated=[]
         if refused
-        else [Finding(part, verdicts[v].reason) for part, v in plan.stated if not verdicts[v].supported],
-        miscited=[
-            Finding(
-                plan.claims[i], f"cites [{n}] ({answer.contexts[n - 1].doc_id}), which does not support it"
-            )
-            for (i, n), ok in pair_ok.items()
-            if not ok
-        ]
-        if citing
-        else [],
+        else [
+            Finding(part, _stated_why(v, plan.plain)) for part, v in stated if judged(v) and not v.supported
+        ],
+        miscited=_miscited(plan, answer, pair_ok) if citing else [],
         uncited=[
             c for c, ok, cited in zip(plan.claims, supported, cites_support, strict=True) if ok and not cited
         ]
         if citing
         else [],
+        defects=outputs,
+        not_judged=_not_judged(plan, verdicts, refused),
+    )
+
+
+def _faithfulness(sentences: list[Verdict]) -> float | None:
+    """The share of the judged sentences supported; 0 with no sentence (nothing it says can be
+    checked); None when the judge judged none of them (not judged is no pass and no fail)."""
+    if not sentences:
+        return 0.0
+    return share([v.supported for v in sentences if judged(v)])
+
+
+def _judged_share(plan: _Plan, verdicts: list[Verdict]) -> float:
+    """The share of the answer's judge items that have a verdict; 1 when it asks none (nothing
+    of it is left unjudged)."""
+    used = {*plan.faithful, *(v for _, _, v in plan.pairs), *(v for _, v in plan.stated), *plan.in_reference}
+    used |= {where for where in plan.facts.values() if isinstance(where, int)}
+    return fmean(judged(verdicts[i]) for i in used) if used else 1.0
+
+
+def _stated_why(verdict: Verdict, answer: str) -> str:
+    """Why a reference sentence is not stated: the verdict's reason, read against the answer
+    (the judge's "no context" is an answer with no sentence to check it against)."""
+    if verdict.reason == NO_CONTEXT:
+        return "the answer holds no sentence to check it against" if answer.strip() else "the answer is empty"
+    return verdict.reason
+
+
+def _miscited(plan: _Plan, answer: Answer, pair_ok: dict[tuple[int, int], bool]) -> list[Finding]:
+    """Each citation whose passage does not support its sentence, or that names no passage
+    the answer was given."""
+    held = len(answer.contexts)
+    given = f"{held} context{'' if held == 1 else 's'}"
+    return [
+        Finding(
+            plan.claims[i],
+            f"cites [{n}] ({answer.contexts[n - 1].doc_id}), which does not support it"
+            if 1 <= n <= held
+            else f"cites [{n}], but the answer was given {given}: a passage it never had",
+        )
+        for (i, n), ok in pair_ok.items()
+        if not ok
+    ]
+
+
+def _not_judged(plan: _Plan, verdicts: list[Verdict], refused: bool) -> list[Finding]:
+    """Each item the judge gave no verdict, with the check it belongs to."""
+    asked = [(claim, "faithfulness", v) for claim, v in zip(plan.claims, plan.faithful, strict=True)]
+    asked += [(plan.claims[i], f"citation [{n}]", v) for i, n, v in plan.pairs]
+    if not refused:
+        asked += [(part, "correctness", v) for part, v in plan.stated]
+    asked += [
+        (claim, "answer_precision", v) for claim, v in zip(plan.claims, plan.in_reference, strict=False)
+    ]
+    asked += [(fact, "key fact", v) for fact, v in plan.facts.items() if isinstance(v, int)]
+    return [
+        Finding(text, f"{check}: {verdicts[v].reason}") for text, check, v in asked if not judged(verdicts[v])
+    ]
+
+
+def _sentences(answer: Answer) -> list[Sentence]:
+    """The answer's sentences, with the contexts each cites when its markers are citations
+    (Answer.citations; with citations off, "[2]" is the model's text); none when it abstained."""
+    if answer.abstained:
+        return []
+    return (
+        cited_sentences(answer.text)
+        if answer.citations
+        else [Sentence(t, ()) for t in split_sentences(answer.text)]
     )
 
 
@@ -280,18 +378,7 @@ def evaluate_answers(
     )
 
     names = tuple(judge.names)
-    sentences = [[] if a.abstained else cited_sentences(a.text) for a in answers]
-    for question, answer, found in zip(questions, answers, sentences, strict=True):
-        if (number := out_of_range(found, len(answer.contexts))) is not None:
-            held = len(answer.contexts)
-            raise EvalInputError(
-                golden,
-                f"question {question.id!r}: the answer cites [{number}], but it has {held} context"
-                f"{'' if held == 1 else 's'}",
-                "a marker [n] names a context by its position in Answer.contexts, from 1 (fix answer() "
-                "in generator.py)",
-                question.line,
-            )
+    sentences = [_sentences(answer) for answer in answers]
     ask = _Asked()
     plans = [
         _plan(question, answer, found, judge.match, ask)
@@ -300,8 +387,9 @@ def evaluate_answers(
     with judging():
         verdicts, stats = judge_all(ask.items, judge, config_path)
     cites = any(sentence.cites for found in sentences for sentence in found)
+    may_skip = judge.backend not in ALWAYS_JUDGES
     rows = [
-        _result(question, answer, plan, verdicts, cites=cites, names=names)
+        _result(question, answer, plan, verdicts, cites=cites, names=names, may_skip=may_skip)
         for question, answer, plan in zip(questions, answers, plans, strict=True)
     ]
 

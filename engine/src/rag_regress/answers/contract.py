@@ -61,7 +61,9 @@ def check_answer(answer: object, corpus: dict[str, Document]) -> Answer:
     """Validate what a generator returned; raise AnswerOutputError saying what is wrong:
     not an Answer; text not a string; `abstained` not a bool (the string "false" would read
     as true); contexts not a list of Context; a context whose document is not in the corpus
-    or whose text is not text of that document; an empty answer not marked abstained."""
+    or whose text is not text of that document; `citations` not a bool; `notes` not strings.
+    What the text says is never refused: an empty answer, a wrong citation, a leaked template
+    token are the model's output, measured (answers/defects.py, checks.py)."""
     if not isinstance(answer, Answer):
         raise AnswerOutputError(f"answer() must return an Answer, got {type(answer).__name__}")
     if not isinstance(answer.text, str):
@@ -86,6 +88,8 @@ def check_answer(answer: object, corpus: dict[str, Document]) -> Answer:
                 f"the text of context {context.doc_id!r} is not in that document: {_short(context.text)}; "
                 "a context must be the document's own text (or a passage of it), as the corpus has it"
             )
-    if not answer.abstained and not answer.text.strip():
-        raise AnswerOutputError("an empty answer must be marked abstained=True")
+    if not isinstance(answer.citations, bool):
+        raise AnswerOutputError(f"Answer.citations must be True or False, got {answer.citations!r}")
+    if not isinstance(answer.notes, (list, tuple)) or not all(isinstance(n, str) for n in answer.notes):
+        raise AnswerOutputError(f"Answer.notes must be a tuple of strings, got {answer.notes!r}")
     return answer

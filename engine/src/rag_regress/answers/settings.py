@@ -39,6 +39,8 @@ ANSWER_CHECKS = {
     "citation_precision": "share of cited passages that support their sentence (answers that cite)",
     "citation_recall": "share of supported sentences citing a passage that supports them",
     "relevance": "share of the question's key terms the answer says (answered questions)",
+    "well_formed": "answer output with no defect: empty, reasoning block, template token, echo, cut",
+    "judged": "share of the answer's judge items the judge gave a verdict (a model may skip some)",
 }
 DEFAULT_THRESHOLDS = {"lexical": 0.5, "nli": 0.5}  # lexical: max kappa on the tuning labels
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
@@ -153,6 +155,20 @@ class JudgeTable:
     )
     backoff: StrictFloat = Field(
         default=1.0, ge=0, le=60, description="llm: seconds before the first retry, doubled before each next"
+    )
+    min_judged: StrictFloat = Field(
+        default=0.95,
+        ge=0,
+        le=1,
+        description="llm (and any judge that may give no verdict): the floor of `judged`, the share of "
+        "the run's judge items given a verdict; below it the gate fails, whatever [gate.floors] says",
+    )
+    max_tokens: StrictInt = Field(
+        default=1024,
+        ge=16,
+        le=100_000,
+        description="llm: the longest reply, in tokens (a reply cut there is counted, its sentences not "
+        "judged; a server without a limit may write thousands of tokens for one request)",
     )
     concurrency: StrictInt = Field(default=4, ge=1, le=256, description="llm: requests in flight at once")
     rate_limit: StrictFloat = Field(

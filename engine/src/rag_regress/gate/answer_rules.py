@@ -4,7 +4,8 @@ is described.
 Called by gate.compare. A question fails an answer check ([gate.checks]: abstention,
 key_facts, faithfulness, correctness ...: answers/settings.ANSWER_CHECKS) when its value is
 below the threshold; a check it passed in the baseline and fails now is a flip (flips.py),
-which fails the gate beyond the check's [gate.allowed_flips]. Checks that do not apply to a
+which fails the gate by [gate] flip_rule: beyond the check's [gate.allowed_flips] ("strict"),
+or on a net loss of questions ("net", for a model that rewords). Checks that do not apply to a
 question (key facts of an unanswerable one, faithfulness of an abstention) are null and
 never fail.
 """

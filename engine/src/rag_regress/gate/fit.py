@@ -34,6 +34,12 @@ touched), then remakes the baseline so that it, and its receipt, describe the fi
 now are. The threshold and the must-pass flags change what is evaluated, so they are fixed
 first and the floors are fitted to the remade baseline. The gate itself stays as strict as
 the settings say.
+
+A floor fitted to less than half the floor it replaces (abstention 0.8 -> 0.39) says the
+system under test measures far below what the settings expected: a service that is down, a
+prompt that never reaches the model, a golden set of other data. `steep_cuts` says so in a
+warning naming each such floor, old and new, with the questions that pull it down most, and
+the per-question checks removed because no question passes them: fitting never hides it.
 """
 
 from __future__ import annotations
@@ -240,6 +246,11 @@ def _must_pass(report: Report) -> list[Finding]:
     ]
 
 
+# The problem of a check no question passes (a system that fails it everywhere, unlike a check
+# the data gives nothing to check): `steep_cuts` names the checks removed for it.
+NOBODY_PASSES = "no question passes it in the new baseline, so none can newly fail it"
+
+
 def _checks(config: Config, report: Report, questions: list[Question]) -> list[Finding]:
     """Checks no question passes (those with nothing to check: `data_findings`)."""
     found, vacuous = [], _vacuous(questions)
@@ -258,7 +269,7 @@ def _checks(config: Config, report: Report, questions: list[Question]) -> list[F
                     ("gate", "checks", name),
                     threshold,
                     REMOVE,
-                    "no question passes it in the new baseline, so none can newly fail it",
+                    NOBODY_PASSES,
                     "remove it (set it again once questions pass it)",
                 )
             )
@@ -343,11 +354,13 @@ def apply_fixes(config: Config, findings: list[Finding]) -> list[str]:
 
 def fit_baseline(
     config: Config, report: Report, remake: Callable[[Config], Report]
-) -> tuple[Config, Report, list[str], list[Finding]]:
+) -> tuple[Config, Report, list[str], list[Finding], list[str]]:
     """`baseline --fit-floors`: apply the fixes, remaking the baseline with `remake` after each
-    round; return the settings now, the final baseline, the changes made and what is left
-    (nothing, unless an edit could not be made)."""
+    round; return the settings now, the final baseline, the changes made, what is left
+    (nothing, unless an edit could not be made) and the warning lines of `steep_cuts` (none
+    when no floor was cut below half)."""
     changes: list[str] = []
+    warnings: list[str] = []
     findings = check_baseline(config, report)
     for round_ in (1, 2):
         # Round 1 fixes what changes the evaluation (the threshold, must-pass flags) when
@@ -355,11 +368,86 @@ def fit_baseline(
         chosen = [f for f in findings if f.remakes] if round_ == 1 else findings
         if not chosen:
             continue
+        warnings += steep_cuts(chosen, report)  # the report these fixes were worked out on
         changes += apply_fixes(config, chosen)
         config = load_config(config.path)
         report = remake(config)
         findings = check_baseline(config, report)
-    return config, report, changes, findings
+    return config, report, changes, findings, warnings
+
+
+# A floor fitted below this share of the floor it replaces is a warning (`steep_cuts`).
+STEEP = 0.5
+# Questions listed under each such floor, lowest first: enough to see what is wrong.
+LOWEST_LISTED = 5
+QUESTION_SHOWN = 60  # characters of a question's text shown beside its id
+
+
+def steep(finding: Finding) -> tuple[float, float] | None:
+    """(old, new) when `finding` sets a floor below STEEP times the floor it replaces, else None."""
+    old, new = finding.old, finding.new
+    if finding.key[:2] not in (("gate", "floors"), ("gate", "slices")):
+        return None
+    if isinstance(old, bool) or isinstance(new, bool) or old is None or new is None:
+        return None  # a flag, or a setting removed
+    return (old, new) if new < STEEP * old else None
+
+
+def per_question(report: Report, key: Key) -> list[tuple[float, str, str]]:
+    """(value, id, question) of every question the mean under the floor at `key` is taken
+    over (a slice's: the questions with its tag), lowest first, then by id."""
+    name = key[-1]
+    tag = key[2] if key[1] == "slices" else None
+    found = []
+    for row in report.questions:
+        if tag is not None and tag not in row.tags:
+            continue
+        if name in ANSWER_CHECKS:
+            value = row.answer.check(name) if row.answer is not None else None
+        else:
+            value = (row.metrics or {}).get(name)
+        if value is not None:
+            found.append((value, row.id, row.question))
+    return sorted(found, key=lambda item: (item[0], item[1]))
+
+
+def _shown(text: str, limit: int = QUESTION_SHOWN) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def steep_cuts(findings: list[Finding], report: Report, limit: int = LOWEST_LISTED) -> list[str]:
+    """The warning of `--fit-floors` when it sets a floor below half the floor it replaces:
+    each such floor, old -> new, with how many questions are below the old floor and the
+    `limit` lowest (id, value, question), then the per-question checks removed because no
+    question passes them. No line when no floor is cut that steeply: an ordinary fit says
+    nothing more than its changes."""
+    cuts = [(finding, cut) for finding in findings if (cut := steep(finding)) is not None]
+    if not cuts:
+        return []
+    lines = [
+        f"warning: --fit-floors set {len(cuts)} floor(s) below half of the floor each replaces: the "
+        "system under test measures far below what these settings expected of it. Before you commit, "
+        "check that it works (its service answers, its model gets the prompt and the passages, the "
+        "golden set is about its documents):"
+    ]
+    for finding, (old, new) in cuts:
+        values = per_question(report, finding.key)
+        below = [item for item in values if item[0] < old]
+        where = f"[{dotted(finding.key[:-1])}] {dotted(finding.key[-1:])}"
+        lines.append(
+            f"  {where}: {old:g} -> {new:g}; {len(below)} of {len(values)} questions are below "
+            f"{old:g}, the lowest:"
+        )
+        for value, qid, question in below[:limit]:
+            lines.append(f'    {qid}  {value:.3f}  "{_shown(question)}"')
+        if len(below) > limit:
+            lines.append(f"    ... and {len(below) - limit} more")
+    removed = [f for f in findings if f.key[:2] == ("gate", "checks") and f.problem == NOBODY_PASSES]
+    for finding in removed:
+        lines.append(f"  {finding.setting}: removed, no question passes it")
+    return lines
 
 
 def describe(findings: list[Finding], config: Config) -> list[str]:
@@ -385,3 +473,31 @@ def location(finding: Finding, config: Config) -> str:
         return config.golden.name
     line = config.line_of(*(finding.key[:-1] if finding.item else finding.key))
     return f"{config.path.name}{f':{line}' if line else ''}"
+
+
+# The options by which the shipped adapters reach a team's own service and LLM (adapters/http.py,
+# adapters/openai.py): no baseline ships for such a system, nor floors measured on it.
+SERVICE_OPTIONS = (("retriever", "url"), ("generation", "base_url"))
+
+
+def first_baseline_fix(config: Config) -> str:
+    """The fix when the gate finds no baseline: the command that makes this project's first.
+    A system reached through a service ([retriever] url, [generation] base_url) has neither a
+    shipped baseline nor floors measured on it, so its first baseline is `nox -s baseline --
+    --fit-floors`, said with what it does; any other system, `nox -s baseline`."""
+    own = [f"[{table}] {key}" for table, key in SERVICE_OPTIONS if key in getattr(config, table)]
+    path = config.as_written("data", "baseline")
+    folder = config.path.parent
+    written = (path.relative_to(folder) if path.is_relative_to(folder) else path).as_posix()
+    if not own:
+        return (
+            f"make it with `nox -s baseline` and commit {written} (it lists each [gate] setting the new "
+            "baseline does not meet; `nox -s baseline -- --fit-floors` fits them)"
+        )
+    return (
+        f"your own service or model ({' and '.join(own)}) has no shipped baseline: start it, then run "
+        f"`nox -s baseline -- --fit-floors`. That evaluates your system, writes {written}, and sets each "
+        "[gate] floor and check it does not meet to what it measures (the baseline minus the tolerance; "
+        "a check no question passes is removed), printing every change and warning when a floor falls "
+        f"below half; review both diffs and commit {written} and eval.toml"
+    )

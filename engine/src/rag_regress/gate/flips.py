@@ -1,20 +1,43 @@
 """Flips: questions whose per-question check ([gate.checks]) changed between the baseline and
-now, both ways.
+now, both ways, and the rule that decides whether a check's flips fail the gate.
 
 A check passes when the question's value is >= its threshold: a retrieval metric (hit@k,
-recall@k) or an answer check (abstention, key_facts, faithfulness). Newly failing questions
-fail the gate beyond the check's allowance ([gate.allowed_flips], default 0); newly passing
-ones are listed so a reviewer sees what a change traded. Questions the check does not apply
-to (unanswerable ones for retrieval metrics, abstentions for faithfulness), in one report
-only, or without a value in both are not flips.
+recall@k) or an answer check (abstention, key_facts, faithfulness). Questions the check does
+not apply to (unanswerable ones for retrieval metrics, abstentions for faithfulness), in one
+report only, or without a value in both are not flips. Of a check's flips, b newly fail and
+c newly pass; both are always listed, so a reviewer sees what a change traded.
+
+Two rules ([gate] flip_rule), for every check:
+  strict  (the default) the check fails when b is above its allowance ([gate.allowed_flips],
+          default 0), whatever c is. For a deterministic system (the stand-in, a fixed
+          retriever), whose answers should not move: every newly failing question is a real
+          change of that question.
+  net     for a system whose answers change broadly (an LLM that rewords). The check fails
+          when the change is a net loss:
+            b - c > [gate] allowed_net_loss (a count, or a share of the questions the check
+                    applies to, rounded down; default 0), or
+            the exact one-sided sign test of the flips (flip_p: p = P(X >= b), X ~
+                    Binomial(b + c, 1/2)), adjusted over the checks judged by the net rule by
+                    the min-P step-down (stats.min_p_flips), is <= [stats] alpha.
+          Otherwise it passes and its newly failing questions are listed for review (the
+          gate's non-blocking failures).
+Whatever the rule: a check of a part declared stochastic never fails here (its rule is
+non-inferiority: listed only); a must-pass question that newly fails a check always fails the
+gate (rules.py), as do floors.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from ..answers.settings import ANSWER_CHECKS
 from ..inputs.reports import QuestionResult, Report
+from ..settings.config import StatsSettings
+from .stats import format_p, min_p_flips
+
+STRICT, NET = "strict", "net"
 
 
 @dataclass(frozen=True)
@@ -35,6 +58,11 @@ class Flip:
     def reason(self) -> str:
         return f"{self.check} {self.was:.3f} -> {self.now:.3f} (passes at >= {self.threshold:g})"
 
+    @property
+    def numbers(self) -> str:
+        """'1.000 -> 0.000': the check's value in the baseline and now."""
+        return f"{self.was:.3f} -> {self.now:.3f}"
+
 
 def check_value(row: QuestionResult, check: str) -> float | None:
     """The row's value for `check`; None where the check does not apply."""
@@ -47,25 +75,64 @@ def check_value(row: QuestionResult, check: str) -> float | None:
 class CheckFlips:
     check: str
     applicable: int  # questions the check applies to in both reports
-    allowed: int  # newly failing questions tolerated ([gate.allowed_flips])
+    allowed: int  # strict: newly failing questions tolerated ([gate.allowed_flips])
     failing: list[Flip]
     passing: list[Flip]
     blocking: bool  # False: a stochastic check, listed and left to its non-inferiority test
+    rule: str = STRICT  # STRICT or NET ([gate] flip_rule)
+    allowed_net_loss: int = 0  # net: newly failing beyond newly passing tolerated
+    p: float | None = None  # net: exact one-sided sign test of the flips (stats.flip_p)
+    p_adjusted: float | None = None  # net: min-P step-down over the checks judged by the net rule
+    alpha: float = 0.05  # [stats] alpha, the net rule's level
+
+    @property
+    def net_loss(self) -> int:
+        """Newly failing minus newly passing: b - c (negative: a net gain)."""
+        return len(self.failing) - len(self.passing)
+
+    @property
+    def significant(self) -> bool:
+        """Net rule: the adjusted p of the flips is at most alpha."""
+        return self.p_adjusted is not None and self.p_adjusted <= self.alpha
 
     @property
     def over(self) -> bool:
-        """More newly failing questions than allowed: the gate fails."""
-        return self.blocking and len(self.failing) > self.allowed
+        """Whether this check's flips fail the gate, by its rule (module docstring)."""
+        if not self.blocking:
+            return False
+        if self.rule == NET:
+            return self.net_loss > self.allowed_net_loss or self.significant
+        return len(self.failing) > self.allowed
 
     def summary(self) -> str:
-        if not self.blocking:
-            within = "stochastic: listed, not counted"
-        else:
-            within = f"{'over' if self.over else 'within'} the {self.allowed} allowed"
-        return (
+        """The check's verdict in one line, with every number it rests on."""
+        counts = (
             f"{self.check}: {len(self.failing)} newly failing, {len(self.passing)} newly passing "
-            f"of {self.applicable} ({within})"
+            f"of {self.applicable}"
         )
+        if not self.blocking:
+            return f"{counts} (stochastic: listed, not counted)"
+        if self.rule != NET:
+            return f"{counts} ({'over' if self.over else 'within'} the {self.allowed} allowed)"
+        b, c = len(self.failing), len(self.passing)
+        loss = "beyond" if self.net_loss > self.allowed_net_loss else "within"
+        gain = " (a net gain)" if self.net_loss < 0 else ""
+        verdict = "fails" if self.over else "passes"
+        review = (
+            "; its newly failing questions are listed for review" if self.failing and not self.over else ""
+        )
+        significance = "significant" if self.significant else "not significant"
+        return (
+            f"{counts}; net rule: net loss b - c = {b} - {c} = {self.net_loss}{gain}, {loss} the "
+            f"{self.allowed_net_loss} allowed; exact one-sided sign test p={format_p(self.p)}, "
+            f"adjusted p={format_p(self.p_adjusted)}, {significance} at alpha {self.alpha:g}: "
+            f"{verdict}{review}"
+        )
+
+
+def _count(limit: int | float, applicable: int) -> int:
+    """An allowance as a count: an int as it is, a share of `applicable` rounded down."""
+    return limit if isinstance(limit, int) else int(limit * applicable + 1e-9)
 
 
 def find_flips(
@@ -74,9 +141,14 @@ def find_flips(
     checks: dict[str, float],
     allowed: dict[str, int | float],
     stochastic: set[str],
+    rule: str = STRICT,
+    allowed_net_loss: int | float = 0,
+    stats: StatsSettings | None = None,
 ) -> list[CheckFlips]:
-    """Every check's flips both ways. `allowed` maps a check to a count (int) or a share of its
-    applicable questions (float, rounded down); `stochastic` checks never block."""
+    """Every check's flips both ways, judged by `rule` (module docstring). `allowed` maps a
+    check to a count (int) or a share of its applicable questions (float, rounded down), as
+    does `allowed_net_loss` for every check under the net rule; `stochastic` checks never
+    block; `stats` gives the net rule's alpha and patterns (default [stats])."""
     old = {row.id: row for row in baseline.questions}
     found = []
     for check, threshold in checks.items():
@@ -92,7 +164,39 @@ def find_flips(
                 failing.append(Flip(check, row, before, was, now, threshold))
             elif now >= threshold > was:
                 passing.append(Flip(check, row, before, was, now, threshold))
-        limit = allowed.get(check, 0)
-        count = limit if isinstance(limit, int) else int(limit * applicable + 1e-9)
+        count = _count(allowed.get(check, 0), applicable)
         found.append(CheckFlips(check, applicable, count, failing, passing, check not in stochastic))
-    return found
+    if rule != NET:
+        return found
+    return net_tested(found, allowed_net_loss, stats or StatsSettings())
+
+
+def net_tested(
+    found: list[CheckFlips], allowed_net_loss: int | float, stats: StatsSettings
+) -> list[CheckFlips]:
+    """`found` judged by the net rule: each check's allowance, and its exact p adjusted over
+    the family of the checks that can fail (the stochastic ones are listed, not tested)."""
+    family = [flips for flips in found if flips.blocking]
+    ids = list(dict.fromkeys(flip.row.id for flips in family for flip in [*flips.failing, *flips.passing]))
+    where = {qid: i for i, qid in enumerate(ids)}
+    changes = np.zeros((len(ids), len(family)))
+    for j, flips in enumerate(family):
+        for flip in flips.failing:
+            changes[where[flip.row.id], j] = -1.0
+        for flip in flips.passing:
+            changes[where[flip.row.id], j] = 1.0
+    raw, adjusted = min_p_flips(
+        changes, seed=stats.seed, resamples=stats.resamples, exact_limit=stats.exact_limit
+    )
+    tested = {flips.check: (p, q) for flips, p, q in zip(family, raw, adjusted, strict=True)}
+    return [
+        replace(
+            flips,
+            rule=NET,
+            allowed_net_loss=_count(allowed_net_loss, flips.applicable),
+            p=tested.get(flips.check, (None, None))[0],
+            p_adjusted=tested.get(flips.check, (None, None))[1],
+            alpha=stats.alpha,
+        )
+        for flips in found
+    ]

@@ -13,11 +13,17 @@ The gate fails (exit 3) when
                      not above -tolerance (non-inferiority, fails closed);
                    or a tag's mean dropped more than `tolerance` and the drop is significant
                    (one-sided, max-T adjusted over the slice family, <= alpha);
-  (c) newly failing: more questions than [gate.allowed_flips] allows (default 0) fail a
-                   per-question check ([gate.checks]: passes when its value >= threshold)
-                   they passed in the baseline (checks of stochastic parts are listed only);
-  (d) must-pass:   a must-pass question retrieves no relevant document in the top k,
-                   whatever the baseline says and whatever is allowed.
+  (c) newly failing: a per-question check ([gate.checks]: passes when its value >= threshold)
+                   fails by [gate] flip_rule (flips.py): "strict" (the default), more questions
+                   newly fail it than [gate.allowed_flips] allows (default 0); "net", its newly
+                   failing questions outnumber its newly passing ones by more than
+                   allowed_net_loss, or the exact one-sided sign test of its flips is
+                   significant (min-P adjusted over the checks). Newly failing questions of a
+                   check that holds are listed for review; checks of stochastic parts are
+                   listed only;
+  (d) must-pass:   a must-pass question retrieves no relevant document in the top k, or newly
+                   fails a check (not of a stochastic part), whatever the baseline says, the
+                   flip rule and whatever is allowed.
 A note, never a failure, names the questions whose top k holds clearly more unjudged documents
 than the baseline's (pooling.py: a possible pooling artefact). Newly passing questions are
 listed too, and every failing aggregate or slice, (a) or (b), carries the questions behind
@@ -117,6 +123,13 @@ class GateResult:
                     "blocking": flips.blocking,
                     "newly_failing": [flip.row.id for flip in flips.failing],
                     "newly_passing": [flip.row.id for flip in flips.passing],
+                    "rule": flips.rule,
+                    "net_loss": flips.net_loss,
+                    "allowed_net_loss": flips.allowed_net_loss,
+                    "p": flips.p,
+                    "p_adjusted": flips.p_adjusted,
+                    "fails": flips.over,
+                    "verdict": flips.summary(),
                 }
                 for flips in self.flips
             ],
@@ -139,15 +152,40 @@ def _why(row: QuestionResult, before: QuestionResult | None, k: int) -> tuple[st
     return tuple(lines)
 
 
-def regression_message(test: PairedTest, n_questions: int, alpha: float | None = None) -> str:
+def paired_subset(test: PairedTest, shown: tuple[float | None, float | None] | None) -> str:
+    """'' when the paired means of `test` are the figures a table shows for its metric
+    (`shown`: the baseline's and the report's aggregate, as printed to 3 decimals), else the
+    subset they are over, named: ' over the 21 questions with a faithfulness value in both
+    runs'. A mean over every question of each report and a mean over the questions paired
+    (those with a value in both runs) differ when questions were added, removed, or the check
+    applies to other questions now (faithfulness: the answered ones); one line must never show
+    two figures for one metric without saying which is which."""
+    if shown is not None and all(
+        figure is not None and f"{figure:.3f}" == f"{mean:.3f}"
+        for figure, mean in zip(shown, (test.baseline, test.now), strict=True)
+    ):
+        return ""
+    return f" over the {test.n} questions with a {test.metric} value in both runs"
+
+
+def regression_message(
+    test: PairedTest,
+    n_questions: int,
+    alpha: float | None = None,
+    shown: tuple[float | None, float | None] | None = None,
+) -> str:
     """How a gated metric's drop is described, by its rule, with every number behind it. A
-    slice's drop (the significance rule) says whether it is significant, at `alpha` when given."""
+    slice's drop (the significance rule) says whether it is significant, at `alpha` when given.
+    `shown`: the baseline's and the report's figures for the metric (or slice) the tables
+    print; when the paired means differ from them, the message names the questions it is over
+    (paired_subset). None: the message names them always."""
     where = "" if test.scope == OVERALL else f" on tag {test.scope!r}"
     stats = (
         f"CI [{test.ci_low:+.3f}, {test.ci_high:+.3f}]; n={test.n}; one-sided p={format_p(test.p)}, "
         f"adjusted p={format_p(test.p_adjusted)}"
     )
-    moved = f"{test.metric}{where} {test.baseline:.3f} -> {test.now:.3f} ({test.delta:+.3f}"
+    subset = paired_subset(test, shown)
+    moved = f"{test.metric}{where} {test.baseline:.3f} -> {test.now:.3f}{subset} ({test.delta:+.3f}"
     if test.rule == NON_INFERIORITY:
         bound = "none" if test.lower_bound is None else f"{test.lower_bound:+.3f}"
         need = f"; about {test.needed} questions would show it" if test.needed else ""
@@ -253,10 +291,21 @@ def compare(
         gate.power,
     )
     n_evaluated = report.counts.evaluated
+
+    def figures(test: PairedTest) -> tuple[float | None, float | None]:
+        """The figures the tables print for the test's metric: aggregates, or the slice's."""
+        if test.scope == OVERALL:
+            return before.get(test.metric), now.get(test.metric)
+        was, is_ = baseline.slices.get(test.scope), report.slices.get(test.scope)
+        return (
+            (was.metrics or {}).get(test.metric) if was is not None else None,
+            (is_.metrics or {}).get(test.metric) if is_ is not None else None,
+        )
+
     for test in result.comparison.tests:
         subject = test.metric if test.scope == OVERALL else f"{test.metric} [{test.scope}]"
         if test.regression:
-            message = regression_message(test, n_evaluated, stats.alpha)
+            message = regression_message(test, n_evaluated, stats.alpha, figures(test))
             moves = question_moves(report, baseline, test.metric, test.scope)
             result.failures.append(Failure("regression", subject, message, **behind(moves)))
         elif (
@@ -266,14 +315,22 @@ def compare(
             and test.p_adjusted is not None
         ):
             result.notes.append(
-                f"slice drop not significant, so not a regression: {regression_message(test, 0, stats.alpha)}"
+                "slice drop not significant, so not a regression: "
+                + regression_message(test, 0, stats.alpha, figures(test))
             )
     result.answer_tests = [
         t for t in result.comparison.tests if t.scope == OVERALL and t.metric in answer_metrics
     ]
 
     result.flips = find_flips(
-        report, baseline, checks, {str(k): v for k, v in gate.allowed_flips.items()}, moving
+        report,
+        baseline,
+        checks,
+        {str(k): v for k, v in gate.allowed_flips.items()},
+        moving,
+        gate.flip_rule,
+        gate.allowed_net_loss,
+        stats,
     )
     k = report.k
     # The same must-pass rule as `compare`: no relevant document in the top k.
@@ -287,7 +344,12 @@ def compare(
                 flip.row.id, {"row": flip.row, "before": flip.before, "kinds": {}}
             )
             kind = "newly failing answer" if answer else "newly failing"
-            entry["kinds"].setdefault(kind, []).append((flip.reason, flips.over))
+            # A must-pass question is never traded for others, whatever the rule or allowance.
+            must = flip.row.must_pass and flips.blocking
+            reason = flip.reason
+            if must and not flips.over:
+                reason += "; must-pass: fails whatever the flip rule allows"
+            entry["kinds"].setdefault(kind, []).append((reason, flips.over or must))
     for row in report.questions:
         if row.id in missed and row.metrics is not None:
             entry = per_question.setdefault(row.id, {"row": row, "before": old_rows.get(row.id), "kinds": {}})
@@ -310,10 +372,6 @@ def compare(
             blocking = any(over for _, over in kinds["newly failing answer"])
             details = answer_details(row.answer, before_row.answer if before_row else None, checks, hint)
             result.failures.append(question_failure("newly failing answer", row, answers, details, blocking))
-    for flips in result.flips:
-        if flips.failing or flips.passing:
-            result.notes.append(f"flips of {flips.summary()}")
-
     if pooled := more_unjudged(report, baseline):
         result.notes.append(pooling_note(pooled, report.k))
         result.pooling = [qid for qid, _, _ in pooled]

@@ -8,6 +8,10 @@ pairing removes the (large) differences between easy and hard questions.
                       one-sided "less": the gate asks about drops)
   max_t_drop_p        Westfall-Young max-T step-down over several metrics' sign flips, drawn
                       together so the correction respects their correlation
+  flip_p              exact one-sided sign (McNemar) test of a check's flips: b newly failing
+                      against c newly passing
+  min_p_flips         the flips of several checks, adjusted by the Westfall-Young min-P
+                      step-down over the same sign flips (the net flip rule's family)
   bootstrap_ci        paired bootstrap percentile interval of the mean delta
   holm                Holm's step-down correction of a family of p-values
   lower_bound(s)      one-sided Student-t lower bound of a mean delta (non-inferiority)
@@ -189,6 +193,73 @@ def max_t_drop_p(
         running = max(running, share)
         adjusted[metric] = running
     return [float(p) for p in raw], [float(p) for p in adjusted]
+
+
+def flip_p(failing: int, passing: int) -> float:
+    """One-sided exact p of "the change does not lose more questions than it wins" for one
+    per-question check: the sign test (McNemar's exact test) on its discordant pairs.
+
+    Of the b + c questions whose check changed, b newly fail and c newly pass. Under the null
+    hypothesis (the baseline's run and this one are exchangeable for each question) each of
+    them was as likely to go either way, so b ~ Binomial(b + c, 1/2) and
+    p = P(X >= b) = binom.sf(b - 1, b + c, 1/2). Questions whose check did not change carry
+    no information about the direction and are left out, as McNemar's test leaves out the
+    concordant pairs. No change at all (b = c = 0), or no newly failing question: p = 1.
+    """
+    if failing <= 0:
+        return 1.0
+    return float(scipy.stats.binom.sf(failing - 1, failing + passing, 0.5))
+
+
+def min_p_flips(
+    changes: np.ndarray, *, seed: int, resamples: int, exact_limit: int = 16
+) -> tuple[list[float], list[float]]:
+    """flip_p of several checks on the same questions, raw and adjusted by the Westfall-Young
+    min-P step-down (Westfall & Young 1993, alg. 2.8 with p-values for statistics).
+
+    `changes` is questions x checks: -1 where the question newly fails the check, +1 where it
+    newly passes, 0 where the check did not change or does not apply. One sign pattern swaps
+    the baseline's run and this one for a question in every check at once (the exchange the
+    null hypothesis allows), turning each of its flips the other way: b' = (m - s @ E) / 2 for
+    a check with m = b + c flips. Each check's statistic is its own exact p of b' (flip_p), so
+    checks with few flips and checks with many compete on one scale, as the discrete tests'
+    p-values, not their counts, are what is compared (a max-T on (b - c) / sqrt(b + c) would
+    favour the checks with many flips). The joint distribution keeps the checks' correlation:
+    a question that drops its key fact often fails correctness too, and pays once.
+
+    Patterns as significance.py draws them (`_sign_patterns`): every one of the 2**m when the
+    m questions that changed in some check are at most `exact_limit` (exact), else the observed
+    pattern and `resamples` random ones seeded with `seed`. Step-down: sort the checks by raw
+    p, smallest first; the j-th gets the share of patterns whose smallest p over the checks
+    from j on is at most its raw p, made monotone, and never below its raw p (the exact
+    adjusted p never is; a random sample could say otherwise). One check: adjusted = raw.
+    """
+    values = np.sign(np.array(changes, dtype=float))
+    if values.ndim != 2 or values.shape[1] == 0:
+        return [], []
+    counts = np.abs(values).sum(axis=0).astype(int)  # m = b + c per check: a flip keeps it
+    failing = (values < 0).sum(axis=0).astype(int)
+    raw = [flip_p(int(b), int(m - b)) for b, m in zip(failing, counts, strict=True)]
+    values = values[np.any(values != 0, axis=1)]
+    if len(values) == 0:
+        return raw, list(raw)
+    signs, _ = _sign_patterns(len(values), seed=seed, resamples=resamples, exact_limit=exact_limit)
+    flipped_failing = np.rint((counts[None, :] - signs @ values) / 2).astype(int)  # patterns x checks
+    # Each check's exact p of every b' it can take, looked up: p_j(b') = P(X >= b'), X ~ Bin(m_j, 1/2).
+    pvalues = np.ones(flipped_failing.shape)
+    for j, m in enumerate(counts):
+        table = scipy.stats.binom.sf(np.arange(int(m) + 1) - 1, int(m), 0.5)  # flip_p(b', m - b')
+        pvalues[:, j] = table[flipped_failing[:, j]]
+    slack = 1e-12  # equal p computed alike must count as "at most"
+    order = np.argsort(np.array(raw), kind="stable")
+    adjusted = [1.0] * len(raw)
+    running = 0.0
+    for position, check in enumerate(order):
+        rest = order[position:]
+        share = float(np.mean(np.min(pvalues[:, rest], axis=1) <= raw[check] + slack))
+        running = max(running, share, raw[check])
+        adjusted[check] = min(1.0, running)
+    return raw, adjusted
 
 
 def lower_bounds(deltas: np.ndarray, alpha: float) -> np.ndarray:

@@ -693,6 +693,7 @@ class _Generation:
             ],
             "temperature": self.settings.temperature,
             "seed": (self.seed + slot.number) % SEED_RANGE,
+            "max_tokens": self.settings.max_tokens,
         } | ({"response_format": {"type": "json_object"}} if self.settings.json_mode else {})
 
     def work(self, slot: Slot) -> None:
@@ -939,8 +940,9 @@ def run_generate(
     """`rag-regress golden generate`: append the candidates of the slots of the plan that the
     output file does not hold yet (module doc). `count`, `seed` and `output` override [golden]
     count, seed and candidates. Returns the exit code (0); raises EvalInputError (exit 2) when
-    the settings, the inputs or the output file are wrong, or a request fails for good, after
-    keeping every line written."""
+    the settings, the inputs or the output file are wrong, a request fails for good, or no slot
+    asked gave a candidate (a run that produced nothing must not pass in CI), after keeping
+    every line written."""
     settings = config.golden_settings
     _required(config, settings)
     count = settings.count if count is None else count
@@ -982,4 +984,14 @@ def run_generate(
         generation.stopped.set()
         generation.writer.close()
         print(generation.summary(path, len(slots) - len(pending)), file=sys.stderr)
+    if pending and not generation.writer.written["candidate"]:
+        raise EvalInputError(
+            config.path,
+            f"golden generate wrote no candidate: all {len(pending)} slot(s) asked were dropped (the "
+            f"reasons are above and in {path})",
+            f"read the dropped lines' `why`; for malformed replies use a model that follows the prompt "
+            f"(an instruction-tuned one), set [golden] json_mode or max_tokens ({settings.max_tokens}), "
+            "then rerun: the dropped slots are kept, so raise --count for new ones",
+            line,
+        )
     return int(ExitCode.OK)

@@ -64,12 +64,13 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..answers.settings import JudgeTable
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
 from ..inputs.data import MAX_GRADE, json_lines, load_corpus, load_golden
@@ -118,21 +119,39 @@ def _fail(path: Path, line: int, problem: str, fix: str) -> EvalInputError:
     return EvalInputError(path, problem, fix, line)
 
 
-def read_judgments(path: Path, corpus: dict[str, Document]) -> Judgments:
-    """Read and check a judgments file; EvalInputError names the line of the first problem."""
-    fix = "download it again from the grading page (`rag-regress grade`)"
-    missing = "give the file the page downloaded"
-    parsed = list(json_lines(path, "judgments", missing_fix=missing, fix=fix))
+def read_download(
+    path: Path, kind: str, header: tuple[str, int], fix: str, other: tuple[str, str, str]
+) -> tuple[list[tuple[int, dict[str, Any]]], str, str]:
+    """A file the grading page downloaded (`kind`: "judgments", or "labels" for golden/labels.py),
+    read and checked up to its header: not empty, not the other kind's download (`other`: its
+    format, the problem and the fix to name), a header of `header` (format, version) naming a
+    grader and a time. Returns (its lines parsed, header first; the grader; the time)."""
+    parsed = list(json_lines(path, kind, missing_fix="give the file the page downloaded", fix=fix))
     if not parsed:
-        raise _fail(path, 1, "the judgments file is empty", fix)
-    number, header = parsed[0]
-    if header.get("format") != FORMAT or header.get("version") != VERSION:
-        raise _fail(path, number, f"the first line is not a {FORMAT} version {VERSION} header", fix)
-    by, at = header.get("by"), header.get("at")
+        raise _fail(path, 1, f"the {kind} file is empty", fix)
+    number, first = parsed[0]
+    (other_format, other_problem, other_fix), (format_, version) = other, header
+    if first.get("format") == other_format:
+        raise _fail(path, number, other_problem, other_fix)
+    if first.get("format") != format_ or first.get("version") != version:
+        raise _fail(path, number, f"the first line is not a {format_} version {version} header", fix)
+    by, at = first.get("by"), first.get("at")
     if not isinstance(by, str) or not by.strip() or not isinstance(at, str) or not at.strip():
         raise _fail(
             path, number, "the header names no grader ('by') or time ('at')", "fill in your name on the page"
         )
+    return parsed, by.strip(), at.strip()
+
+
+def read_judgments(path: Path, corpus: dict[str, Document]) -> Judgments:
+    """Read and check a judgments file; EvalInputError names the line of the first problem."""
+    labels = (
+        "rag-regress-labels",  # golden/labels.py FORMAT: a page of answers'
+        "this is a labels file (answer sentences graded on a `grade --answers` page), not judgments",
+        f"merge it into the judge's labels: rag-regress add-labels {path}",
+    )
+    fix = "download it again from the grading page (`rag-regress grade`)"
+    parsed, by, at = read_download(path, "judgments", (FORMAT, VERSION), fix, labels)
     items, seen = [], set()
     for number, value in parsed[1:]:
         item = _item(path, number, value, corpus)
@@ -140,7 +159,7 @@ def read_judgments(path: Path, corpus: dict[str, Document]) -> Judgments:
             raise _fail(path, number, f"item {item.id!r} appears twice", "keep one line per item")
         seen.add(item.id)
         items.append(item)
-    return Judgments(path, by.strip(), at.strip(), items)
+    return Judgments(path, by, at, items)
 
 
 def _item(path: Path, number: int, value: dict[str, Any], corpus: dict[str, Document]) -> Item:
@@ -615,9 +634,10 @@ def _refuse(golden: Path, conflicts: list[Conflict]) -> EvalInputError:
 # -- reading, checking and writing the golden set ---------------------------------------------
 
 
-def _golden_lines(raw: bytes) -> list[tuple[str, dict[str, Any] | None]]:
-    """Each line of golden.jsonl's bytes `raw` (checked: _check_as_eval_reads), parsed (None for a
-    blank line): lines that do not change are written back as they were."""
+def kept_lines(raw: bytes) -> list[tuple[str, dict[str, Any] | None]]:
+    """Each line of a JSON Lines file's bytes `raw` (golden.jsonl, checked: _check_as_eval_reads;
+    the judge's labels), parsed (None for a blank line): lines that do not change are written
+    back as they were."""
     lines = []
     # Split as load_golden does (bytes: at \n and \r only), so U+2028 inside a string stays put.
     for line in (data.decode("utf-8") for data in raw.removeprefix(b"\xef\xbb\xbf").splitlines()):
@@ -646,48 +666,63 @@ def _check_as_eval_reads(
             raise EvalInputError(path, problem, error.fix, number if line is not None else None) from None
 
 
-def _as_written(config: Config) -> Path:
-    """[data] golden as eval.toml writes it, joined to its folder with symlinks not followed
-    (Config.golden is resolved): where add-judgments writes."""
+_TABLES: dict[str, Any] = {"data": DataSettings, "judge": JudgeTable}  # the files merges write
+
+
+def _as_written(config: Config, table: str = "data", key: str = "golden") -> Path:
+    """A file setting ([data] golden, [judge] labels) as eval.toml writes it, joined to its folder
+    with symlinks not followed (Config's paths are resolved): where a merge writes."""
     try:
-        value = tomllib.loads(config.text).get("data", {}).get("golden") if config.text else None
+        value = tomllib.loads(config.text).get(table, {}).get(key) if config.text else None
     except (tomllib.TOMLDecodeError, AttributeError):
         value = None
     if not isinstance(value, str):
-        value = str(getattr(DataSettings, "__pydantic_fields__")["golden"].default)  # noqa: B009
+        value = str(getattr(_TABLES[table], "__pydantic_fields__")[key].default)  # noqa: B009
     return Path(os.path.normpath(config.path.parent / value))
 
 
-def check_writable(config: Config) -> None:
-    """The golden set may be replaced as `baseline` replaces the baseline (inputs/files.py
-    check_output): not written through a symlink, which os.replace would cut (leaving the
-    linked file as it was), nor onto another input."""
-    written = _as_written(config)
+def check_writable(
+    config: Config,
+    table: str = "data",
+    key: str = "golden",
+    what: str = "golden set",
+    command: str = "add-judgments",
+    given: Path | None = None,
+) -> None:
+    """The golden set (or another file a merge replaces: [table] key, or `given` on the command
+    line) may be replaced as `baseline` replaces the baseline (inputs/files.py check_output):
+    not written through a symlink, which os.replace would cut (leaving the linked file as it
+    was), nor onto another input."""
+    written = given if given is not None else _as_written(config, table, key)
+    resolved = given.resolve() if given is not None else getattr(getattr(config, table), key)
     project = config.path.parent
-    inputs = {path: name for path, name in named_inputs(config).items() if path != config.golden}
-    what = "golden set ([data] golden)"
+    inputs = {path: name for path, name in named_inputs(config).items() if path != resolved}
+    what = f"{what} ([{table}] {key})" if given is None else what
     try:
-        if written.is_relative_to(project):
+        if given is None and written.is_relative_to(project):
             check_output(written, what, inputs, project=project)
         elif written.is_symlink():
             raise EvalInputError(written, f"the {what} would be written through the symlink {written}", "")
         else:
             check_output(written, what, inputs)
     except EvalInputError as error:
+        setting = f"[{table}] {key}" if given is None else "the path given"
+        name = what.split(" (")[0]
         raise EvalInputError(
             error.path,
             error.problem,
-            f"point [data] golden at the file itself ({config.golden}), or put the file in place of "
-            "the symlink: add-judgments replaces the golden set in one step, which would cut the link",
+            f"point {setting} at the file itself ({resolved}), or put the file in place of "
+            f"the symlink: {command} replaces the {name} in one step, which would cut the link",
             error.line,
         ) from None
 
 
 @contextmanager
-def _locked(golden: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the golden set (flock on `.NAME.lock` beside it) while merging:
-    a second add-judgments waits for the first, up to LOCK_WAIT seconds. Where there is no
-    flock (Windows, some network file systems) the check before the replace still guards."""
+def _locked(golden: Path, command: str = "add-judgments") -> Iterator[None]:
+    """Hold an exclusive lock on the golden set (or the file `command` merges into: flock on
+    `.NAME.lock` beside it) while merging: a second add-judgments waits for the first, up to
+    LOCK_WAIT seconds. Where there is no flock (Windows, some network file systems) the check
+    before the replace still guards."""
     if sys.platform == "win32":
         yield
         return
@@ -700,7 +735,7 @@ def _locked(golden: Path) -> Iterator[None]:
         raise EvalInputError(
             golden,
             f"cannot create its lock file {lock.name}: {error.strerror or error}",
-            "fix the permissions of its folder (add-judgments writes there anyway)",
+            f"fix the permissions of its folder ({command} writes there anyway)",
         ) from None
     with handle:
         deadline, told = time.monotonic() + LOCK_WAIT, False
@@ -712,11 +747,11 @@ def _locked(golden: Path) -> Iterator[None]:
                 if time.monotonic() > deadline:
                     raise EvalInputError(
                         golden,
-                        f"another add-judgments has held {lock.name} for {LOCK_WAIT:.0f} s: nothing merged",
+                        f"another {command} has held {lock.name} for {LOCK_WAIT:.0f} s: nothing merged",
                         "wait for it to finish (or end it), then run again",
                     ) from None
                 if not told:
-                    print(f"waiting for another add-judgments to finish with {golden} ...", file=sys.stderr)
+                    print(f"waiting for another {command} to finish with {golden} ...", file=sys.stderr)
                     told = True
                 time.sleep(0.05)
             except OSError:  # no flock here (NFS without locking): the check before replacing guards
@@ -736,6 +771,20 @@ def _read(golden: Path) -> bytes:
     return read_data(golden, "golden set", limit=QUESTIONS_LIMIT)
 
 
+def replace_if_unchanged(path: Path, before: bytes, text: str, read: Callable[[Path], bytes]) -> bool:
+    """Just before the replace: write `text` to `path` in one step when the file is still, byte
+    for byte, `before` (what the merge read); False when another writer (an editor, a script, an
+    older merge) changed it since, and nothing is written: merge again."""
+    try:
+        now = _digest(read(path))
+    except EvalInputError:
+        now = ""
+    if now != _digest(before):
+        return False
+    write_atomic(path, text)
+    return True
+
+
 @dataclass(frozen=True)
 class _Merged:
     raw: bytes  # the golden set as read
@@ -750,7 +799,7 @@ def _merged(
     """Read the golden set once, merge the files into it and check the result (module doc)."""
     raw = _read(config.golden)
     _check_as_eval_reads(raw, config.golden, corpus)  # valid before anything joins it
-    lines = _golden_lines(raw)
+    lines = kept_lines(raw)
     questions = {data["id"]: _Question(data, line) for line, data in lines if data is not None}
     done = merge(questions, files, how)
     if done.conflicts:
@@ -798,12 +847,7 @@ def run_add_judgments(config: Config, paths: list[Path], how: Resolve | None, dr
                 return _report(config, merged, dry_run, wrote=False)
             # Just before the replace: the file is what was read, or another writer (an editor,
             # a script, an older add-judgments) changed it since, and it is merged again.
-            try:
-                now = _digest(_read(config.golden))
-            except EvalInputError:
-                now = ""
-            if now == _digest(merged.raw):
-                write_atomic(config.golden, merged.text)
+            if replace_if_unchanged(config.golden, merged.raw, merged.text, _read):
                 return _report(config, merged, dry_run, wrote=True)
             print(
                 f"note: {config.golden} changed while merging (another writer): merging again",

@@ -17,6 +17,14 @@ The file the page downloads: a header {"format": "rag-regress-judgments", "versi
 "answerable", ["kind", "reference", "nuggets",] "judgments": {"doc-id": 0..3}[, "passages",
 "provenance"]} ("kind": a candidate's, so the merged question is tagged with it).
 
+A page of answer sentences (`grade --answers`, golden/answers.py: items of origin "sentence")
+grades each sentence supported, not supported or cannot tell, with a note, and downloads a
+labels file for `rag-regress add-labels` (golden/labels.py): a header {"format":
+"rag-regress-labels", "version": 1, "by", "at", "page", "report": {"path", "sha256"[, "commit",
+"engine", "judge"]}}, then one line per sentence graded: {"id", "question_id", "question",
+"tags", "claim", "context", "label": "supported" | "not supported" | "cannot tell"[, "note"]}
+("context": the contexts' texts as shown, joined by a blank line).
+
 The page keeps the grader's work in the browser's local storage under its title and `key`, a
 digest of the items it grades: two pages of one title but other items never share saved work
 (a page made again from the same items finds it). A question added on the page gets the first
@@ -188,15 +196,19 @@ def _pool(
 
 
 def _doc(
-    document: Document, grade: int | None, why: list[str], spans: list[tuple[int, int]]
+    document: Document,
+    grade: int | None,
+    why: list[str],
+    spans: list[tuple[int, int]],
+    limit: int = TEXT_LIMIT,
 ) -> dict[str, Any]:
-    """A document as the page shows it: its text, cut to TEXT_LIMIT characters around the first
+    """A document as the page shows it: its text, cut to `limit` characters around the first
     passage, the passages' offsets into what is shown, its grade (None: unjudged), why shown."""
     text, first = document.text, 0
-    if len(text) > TEXT_LIMIT:
+    if len(text) > limit:
         anchor = min(start for start, _ in spans) if spans else 0
-        first = max(0, min(anchor - 200, len(text) - TEXT_LIMIT))  # some context before the passage
-        text = text[first : first + TEXT_LIMIT]
+        first = max(0, min(anchor - 200, len(text) - limit))  # some context before the passage
+        text = text[first : first + limit]
     marks = [[max(s - first, 0), min(e - first, len(text))] for s, e in sorted(spans)]
     return {
         "id": document.id,
@@ -269,23 +281,31 @@ def write_page(
     corpus: dict[str, Document],
     title: str,
     taken: Iterable[str] = (),
+    *,
+    mode: str = "documents",
+    report: dict[str, Any] | None = None,
 ) -> None:
     """Write the grading page for `items` to `path` (atomically): one HTML file that needs
     nothing else, holding the items, their digest (`page_key`), the `new-N` ids a question
     added on the page must not take (of `taken`, the golden set's ids, and of the items) and
     the ids and titles of up to INDEX_LIMIT corpus documents (the add-question form picks
-    documents from them)."""
-    index = [[doc.id, doc.title[:200]] for doc in list(corpus.values())[:INDEX_LIMIT]]
+    documents from them). `mode` "answers": a page of answer sentences (golden/answers.py),
+    which adds no question (no corpus index) and records `report` in its download."""
+    answers = mode == "answers"
+    documents = [] if answers else list(corpus.values())[:INDEX_LIMIT]
+    index = [[doc.id, doc.title[:200]] for doc in documents]
     # Only ids an added question could take (new-N): a large golden set's others would only
     # make the page bigger.
     ids = sorted(i for i in {*taken, *(str(item["id"]) for item in items)} if _ADDED_ID.fullmatch(i))
     data = {
         "title": title,
         "key": page_key(items),
+        "mode": "answers" if answers else "documents",
         "items": items,
-        "taken": ids,
+        "taken": [] if answers else ids,
         "corpus": index,
-        "corpus_size": len(corpus),
+        "corpus_size": len(index) if answers else len(corpus),
+        **({"report": report or {}} if answers else {}),
     }
     template = files(__package__ or "rag_regress.golden").joinpath("page.html").read_text(encoding="utf-8")
     values = {"TITLE": escape(title), "DATA": _inert_json(data)}

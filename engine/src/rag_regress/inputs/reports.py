@@ -93,6 +93,8 @@ _CORRECTNESS = (
     "citation_precision",
     "citation_recall",
     "relevance",
+    "well_formed",  # written since rag-regress 2.4
+    "judged",
 )
 
 
@@ -127,11 +129,15 @@ class AnswerResult:
     citation_precision: float | None = None
     citation_recall: float | None = None
     relevance: float | None = None  # share of the question's key terms the answer says
+    well_formed: float | None = None  # 1: the output shows no defect (answers/defects.py)
+    judged: float | None = None  # share of this answer's judge items the judge gave a verdict
     matched: list[Finding] = field(default_factory=list)  # facts found other than literally, where
     missing_nuggets: list[str] = field(default_factory=list)
     not_stated: list[Finding] = field(default_factory=list)  # reference sentences the answer lacks
     miscited: list[Finding] = field(default_factory=list)  # citations of passages that do not support
     uncited: list[str] = field(default_factory=list)  # supported sentences citing no supporting passage
+    defects: list[str] = field(default_factory=list)  # what went wrong with the output (defects.py)
+    not_judged: list[Finding] = field(default_factory=list)  # items the judge gave no verdict, which check
 
     def check(self, name: str) -> float | None:
         """The value of answer check `name` (answers/settings.ANSWER_CHECKS)."""
@@ -145,6 +151,8 @@ class AnswerResult:
             lines.append("missing nuggets: " + "; ".join(repr(n) for n in self.missing_nuggets))
         lines += [f"miscited: {f.text!r} {f.why}" for f in self.miscited]
         lines += [f"cites no passage that supports it: {text!r}" for text in self.uncited]
+        lines += [f"output defect: {defect}" for defect in self.defects]
+        lines += [f"not judged ({f.why}): {f.text!r}" for f in self.not_judged]
         return lines
 
 
@@ -335,6 +343,8 @@ def _row_dict(row: QuestionResult) -> dict[str, Any]:
             "not_stated": [{"text": f.text, "why": f.why} for f in answer.not_stated],
             "miscited": [{"text": f.text, "why": f.why} for f in answer.miscited],
             "uncited": list(answer.uncited),
+            "defects": list(answer.defects),
+            "not_judged": [{"text": f.text, "why": f.why} for f in answer.not_judged],
         }
     return data
 
@@ -480,6 +490,8 @@ class _Parser:
             not_stated=listed("not_stated", self.finding),
             miscited=listed("miscited", self.finding),
             uncited=listed("uncited", self.string),
+            defects=listed("defects", self.string),
+            not_judged=listed("not_judged", self.finding),
         )
 
     def row(self, value: object, where: str) -> QuestionResult:

@@ -10,7 +10,15 @@ Reading never raises for the file's content: a file that is not valid JSON, or n
 expected `format`, is ignored with a `note` (said in the run's output) and rewritten at the
 end of the run. Only a path that cannot be a cache stops the run with exit 2: not a regular
 file (a folder, a FIFO, a device) or larger than the limit (reading.py). Saving rewrites the
-file atomically, keeping the entries it held plus the ones used or made this run.
+file atomically, keeping the entries it held plus the ones used or made this run (a caller
+may drop held entries it no longer needs, `keep`, and store a few fields of its own beside
+them, `header`: the output cache keeps only its most recent systems' entries).
+
+What is signed is what is stored: an entry is signed over the JSON text of [key, value] and
+verified over the JSON text of the value read back, which is the same text (a tuple is
+stored as a list, and signs as one; text of any kind, a lone surrogate from a model's
+reply included, is signed and stored as written). A caller stores only values its reader
+accepts back, or the entry would be rejected on every later run.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import json
 import os
 import secrets
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +65,7 @@ class SignedFile:
         self._secret: bytes | None = None
         self._stored: dict[str, Any] = {}
         self._used: dict[str, dict[str, Any]] = {}
+        self.header: dict[str, Any] = {}  # the document's other fields, as read (`save`'s header)
         self._lock = threading.Lock()
         if not path.exists() and not path.is_symlink():
             return
@@ -67,6 +77,7 @@ class SignedFile:
             return
         if isinstance(data, dict) and data.get("format") == format and isinstance(data.get(section), dict):
             self._stored = data[section]
+            self.header = {key: value for key, value in data.items() if key not in ("format", section)}
         else:
             article = "an" if what[:1] in "aeiou" else "a"
             self.note = f"ignored {path.name}: it is not {article} {what}; it will be rewritten"
@@ -77,7 +88,8 @@ class SignedFile:
             if self._secret is None:
                 self._secret = read_secret(self._secret_path, self.what)
             secret = self._secret
-        message = json.dumps([key, value], sort_keys=True, ensure_ascii=False).encode("utf-8")
+        text = json.dumps([key, value], sort_keys=True, ensure_ascii=False)
+        message = text.encode("utf-8", "surrogatepass")  # a lone surrogate from a reply signs too
         return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
     def lookup(self, key: str) -> tuple[bool, object]:
@@ -110,9 +122,22 @@ class SignedFile:
         with self._lock:
             self._used[key] = entry
 
-    def save(self) -> None:
-        """Rewrite the file atomically: what it held plus what this run used or made."""
+    def save(
+        self, keep: Callable[[str], bool] | None = None, header: Mapping[str, Any] | None = None
+    ) -> None:
+        """Rewrite the file atomically: what it held (only the keys `keep` accepts, when given)
+        plus what this run used or made, and `header`'s fields beside them."""
         with self._lock:
-            kept = {key: entry for key, entry in self._stored.items() if isinstance(entry, dict)}
-            document = {"format": self.format, self.section: dict(sorted({**kept, **self._used}.items()))}
-        write_atomic(self.path, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+            kept = {
+                key: entry
+                for key, entry in self._stored.items()
+                if isinstance(entry, dict) and (keep is None or keep(key))
+            }
+            entries = dict(sorted({**kept, **self._used}.items()))
+            document = {"format": self.format, **(header or {}), self.section: entries}
+        text = json.dumps(document, indent=1, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: escaped, it reads back as the same text
+            text = json.dumps(document, indent=1)
+        write_atomic(self.path, text + "\n")

@@ -22,7 +22,7 @@ from ..answers.stand_in import abstention_hint
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import AnswerResult, QuestionResult, Report
 from ..net.redact import redact
-from .view import GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
+from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
 
 # A GitHub runner reads a line as a workflow command when, after leading whitespace, it
 # starts with `::` (`::error title=x::y` makes an annotation, `::add-mask::`, `::stop-commands::`
@@ -266,6 +266,8 @@ def cache_line(cache: dict[str, int]) -> str:
     """What the verdict cache did this run (printed by eval, baseline and gate)."""
     line = f"Verdict cache: {cache['hits']} hits, {cache['misses']} misses"
     line += f"; sentences judged this run: {cache['judged']}"
+    if cache.get("not_judged"):  # a model's replies that skipped them, twice: never a pass
+        line += f", {cache['not_judged']} not judged (the judge's replies gave no verdict, twice)"
     if "requests" in cache:  # a backend behind a server: what it was asked
         line += (
             f"; judge requests: {cache['requests']} ({cache.get('retries', 0)} retried, "
@@ -308,6 +310,18 @@ def _problem_lines(problem: MetricProblem, limit: int) -> list[str]:
     return lines
 
 
+def _check_lines(listing: CheckListing) -> list[str]:
+    """A check's flips: its verdict, then the newly failing and the newly passing questions
+    (id, baseline -> now, text), each list cut to [display] max_listed."""
+    lines = [f"  {listing.verdict}"]
+    for heading, questions, more in listing.lists:
+        lines.append(f"    {heading}:")
+        width = max([len(q.id) for q in questions] + [2])
+        lines += [f'      {q.id:{width}}  {q.numbers}  "{q.question}"' for q in questions]
+        lines += [f"      {more}"] if more else []
+    return lines
+
+
 def _columns(cells: tuple[str, ...], name_width: int = 12) -> str:
     """The metric table's cells padded to their columns: the name left, numbers right."""
     first, *rest = cells
@@ -322,6 +336,7 @@ def console_verdict(view: GateView) -> str:
     lines = ["  " + _columns(MetricRow.HEADER, width)]
     for row in view.metrics:
         lines.append("  " + _columns(row.cells, width) + f"  {'FAIL' if row.failed else 'ok'}")
+    lines += [f"  ({note})" for note in view.paired_notes]
     lines.append(f"  ({view.rule})")
     lines.append(f"  (tolerance: {view.in_questions})")
     lines.append(f"  ({view.correction})")
@@ -350,13 +365,15 @@ def console_verdict(view: GateView) -> str:
         lines += [f"  {name:<12} {dev:7.3f} {held:8.3f} {gap:+7.3f}" for name, dev, held, gap in view.holdout]
     lines += [f"warning: {warning}" for warning in view.warnings]
     lines += [f"note: {note}" for note in view.notes]
-    if view.newly_passing:
-        lines.append(f"{len(view.newly_passing)} newly passing check(s):")
-        lines += [f"  {item}" for item in cut(view.newly_passing, view.max_listed)]
+    if view.flip_checks:
+        lines.append("Flips per check against the baseline (newly failing and newly passing questions):")
+        for listing in view.flip_checks:
+            lines += _check_lines(listing)
     listed = view.listed_questions
     if listed:
         lines.append(
-            f"{len(listed)} newly failing question(s) within [gate.allowed_flips] or of stochastic checks:"
+            f"{len(listed)} newly failing question(s) for review (within [gate.allowed_flips], of a check "
+            "the net rule passed, or of stochastic checks):"
         )
         for issue in listed:  # every one: the CI log is where a failure is read
             lines += _issue_lines(issue, view.max_listed)
@@ -366,6 +383,7 @@ def console_verdict(view: GateView) -> str:
     lines.append(f"GATE FAILED: {view.failure_count} problem(s)")
     for problem in view.metric_problems:
         lines += _problem_lines(problem, view.max_listed)
+    lines += [f"  [flips] {listing.verdict}" for listing in view.failing_checks]
     for issue in view.blocking_questions:
         lines += _issue_lines(issue, view.max_listed)
     return inert("\n".join(lines))

@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from html import escape
 
-from .view import DeltaSeries, GateView, MetricProblem, MetricRow, QuestionIssue, SliceRow, cut, show_controls
+from .view import (
+    CheckListing,
+    DeltaSeries,
+    GateView,
+    MetricProblem,
+    MetricRow,
+    QuestionIssue,
+    SliceRow,
+    cut,
+    show_controls,
+)
 
 
 def text(value: str) -> str:
@@ -147,6 +157,21 @@ def _problem(problem: MetricProblem) -> str:
     return "".join(f"<li>{head}</li>" for head in heads)
 
 
+def _check(listing: CheckListing) -> str:
+    """A check's flips: its verdict, then the newly failing and newly passing questions."""
+    sides = ""
+    for heading, questions, more in listing.lists:
+        items = "".join(
+            f'<li class="detail"><code>{text(q.id)}</code> {text(q.numbers)} '
+            f"&ldquo;{text(q.question)}&rdquo;</li>"
+            for q in questions
+        )
+        items += f'<li class="detail">{text(more)}</li>' if more else ""
+        sides += f"<li>{text(heading)}:<ul>{items}</ul></li>"
+    mark = '<b class="fail">FAIL</b> ' if listing.fails else ""
+    return f"<li>{mark}{text(listing.verdict)}<ul>{sides}</ul></li>"
+
+
 def html_report(view: GateView) -> str:
     """The whole page as one string (inline CSS and SVG only)."""
     verdict = '<span class="pass">GATE PASSED</span>'
@@ -160,6 +185,7 @@ def html_report(view: GateView) -> str:
         f"<p>Tolerance: {text(view.in_questions)}. {text(view.correction)}. "
         f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.</p>",
         _metric_table(view),
+        *(f'<p class="detail">{text(note)}</p>' for note in view.paired_notes),
         f"<p>{text(view.judged[0].upper() + view.judged[1:])}.</p>",
     ]
     body += [f'<div class="warn">{text(w)}</div>' for w in view.warnings]
@@ -185,21 +211,24 @@ def html_report(view: GateView) -> str:
     if not view.passed:
         body.append("<h2>Why the gate failed</h2><ul>")
         body += [_problem(problem) for problem in view.metric_problems]
+        body += [f"<li><b>flips</b> {text(listing.verdict)}</li>" for listing in view.failing_checks]
         shown, more = view.shown(view.blocking_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]
         body += [f"<li>{text(more)}</li>"] if more else []
         body.append("</ul>")
+    if view.flip_checks:
+        body.append("<h2>Flips per check: newly failing and newly passing questions</h2><ul>")
+        body += [_check(listing) for listing in view.flip_checks]
+        body.append("</ul>")
     if view.listed_questions:
         body.append(
-            "<h2>Newly failing questions within [gate.allowed_flips] or of stochastic checks</h2><ul>"
+            "<h2>Newly failing questions for review (within [gate.allowed_flips], of a check the net rule "
+            "passed, or of stochastic checks)</h2><ul>"
         )
         shown, more = view.shown(view.listed_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]
         body += [f"<li>{text(more)}</li>"] if more else []
         body.append("</ul>")
-    if view.newly_passing:
-        items = "".join(f"<li>{text(item)}</li>" for item in cut(view.newly_passing, view.max_listed))
-        body.append(f"<h2>Newly passing</h2><ul>{items}</ul>")
     if view.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{text(n)}</li>" for n in view.notes) + "</ul>")
     if view.slices:

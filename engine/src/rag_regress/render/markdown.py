@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import EvalInputError
 from ..inputs.files import write_atomic
 from ..net.redact import redact
-from .view import GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
+from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|!#])")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9._:/@+-]+")  # an id a code span shows as it is
@@ -55,6 +55,17 @@ def _problem(problem: MetricProblem) -> list[str]:
     return lines
 
 
+def _check(listing: CheckListing) -> list[str]:
+    """A check's flips: its verdict, then both lists of questions as sub-items."""
+    mark = "**FAIL** " if listing.fails else ""
+    lines = [f"- {mark}{text(listing.verdict)}"]
+    for heading, questions, more in listing.lists:
+        lines.append(f"  - {text(heading)}:")
+        lines += [f'    - {code(q.id)} {text(q.numbers)} "{text(q.question)}"' for q in questions]
+        lines += [f"    - {text(more)}"] if more else []
+    return lines
+
+
 def markdown_summary(view: GateView) -> str:
     """Verdict, one table of metrics and answer checks (delta, CI, p), why it failed, the
     questions that changed (each once), notes, slices, holdout and receipt."""
@@ -73,33 +84,40 @@ def markdown_summary(view: GateView) -> str:
     for row in view.metrics:
         verdict = f"**FAIL** ({text(row.failed)})" if row.failed else "ok"
         lines.append("| " + " | ".join([*(text(cell) for cell in row.cells), verdict]) + " |")
+    if view.paired_notes:
+        lines += ["", *(f"- {text(note)}" for note in view.paired_notes)]
     lines += [
         "",
         f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.",
         "",
         f"{text(view.judged[0].upper() + view.judged[1:])}.",
     ]
-    if view.flips:
-        lines += ["", "Flips per check: " + "; ".join(text(item) for item in view.flips) + "."]
     for warning in view.warnings:
         lines += [f"> ⚠️ {text(warning)}", ">"]
     if not view.passed:
         lines += ["", "### Why the gate failed", ""]
         for problem in view.metric_problems:
             lines += _problem(problem)
+        lines += [f"- **flips** {text(listing.verdict)}" for listing in view.failing_checks]
         shown, more = view.shown(view.blocking_questions)
         for issue in shown:
             lines += _issue(issue, view.max_listed)
         lines += [f"- {more}"] if more else []
+    if view.flip_checks:
+        lines += ["", "### Flips per check: newly failing and newly passing questions", ""]
+        for listing in view.flip_checks:
+            lines += _check(listing)
     if view.listed_questions:
-        lines += ["", "### Newly failing questions within [gate.allowed_flips] or of stochastic checks", ""]
+        lines += [
+            "",
+            "### Newly failing questions for review (within [gate.allowed_flips], of a check the net rule "
+            "passed, or of stochastic checks)",
+            "",
+        ]
         shown, more = view.shown(view.listed_questions)
         for issue in shown:
             lines += _issue(issue, view.max_listed)
         lines += [f"- {more}"] if more else []
-    if view.newly_passing:
-        lines += ["", "### Newly passing", ""]
-        lines += [f"- {text(item)}" for item in cut(view.newly_passing, view.max_listed)]
     if view.notes:
         lines += ["", "### Notes", ""] + [f"- {text(note)}" for note in view.notes]
     if view.slices:

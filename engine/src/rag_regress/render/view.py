@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..answers.settings import ANSWER_CHECKS
+from ..gate.flips import NET, CheckFlips, Flip
 from ..gate.pooling import judged_text
-from ..gate.rules import Failure, GateResult
+from ..gate.rules import Failure, GateResult, paired_subset
 from ..gate.significance import OVERALL, PairedTest
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import Counts, Report
@@ -61,6 +62,9 @@ class MetricRow:
     p_adjusted: float | None  # max-T step-down over the gated metrics (one family)
     floor: float | None
     failed: str | None  # "floor", "regression" or "floor, regression"; None when it holds
+    # The questions its CI and p are over, when their means are not the figures of the row
+    # (gate/rules.paired_subset): said under the table, so no metric shows two unexplained figures.
+    paired: str | None = None
 
     HEADER = ("metric", "baseline", "now", "delta", "CI of delta", "p", "adj. p", "floor")
 
@@ -108,6 +112,35 @@ QUESTION_WIDTH = 80
 
 
 @dataclass(frozen=True)
+class CheckListing:
+    """One per-question check's flips, both ways, as every rendering lists them: its verdict
+    (the rule and every number it rests on: gate/flips.py), then the questions that newly fail
+    it and those that newly pass it, each list cut to [display] max_listed."""
+
+    check: str
+    verdict: str  # CheckFlips.summary(): counts, rule, allowance, p and adjusted p
+    fails: bool  # the check's flips fail the gate
+    failing: list[ListedQuestion]
+    failing_total: int
+    passing: list[ListedQuestion]
+    passing_total: int
+
+    @property
+    def lists(self) -> list[tuple[str, list[ListedQuestion], str | None]]:
+        """(heading, questions shown, '... and N more' or None) for newly failing, then newly
+        passing; an empty side is left out."""
+        sides = []
+        for name, shown, total in (
+            ("newly failing", self.failing, self.failing_total),
+            ("newly passing", self.passing, self.passing_total),
+        ):
+            if total:
+                more = f"... and {total - len(shown)} more" if total > len(shown) else None
+                sides.append((f"{name} ({total})", shown, more))
+        return sides
+
+
+@dataclass(frozen=True)
 class MetricProblem:
     """A failing aggregate or slice: its floor and regression failures together, then the
     questions behind it (gate/drops.py) once, cut to [display] max_listed."""
@@ -131,13 +164,17 @@ class SliceCell:
     delta: float | None
     p_adjusted: float | None  # max-T step-down over the slice family; None: not tested
     significant_drop: bool
+    paired: int | None = None  # the questions the delta is over, when not those of the value
 
     @property
     def text(self) -> str | None:
-        """'value now (delta, adjusted p)', as every table shows it; None when not compared."""
+        """'value now (delta, adjusted p)', as every table shows it; None when not compared. A
+        delta over other questions than the value (some joined or left the tag) says so:
+        'value now (delta over 4 in both runs, adjusted p)'."""
         if self.delta is None or self.value is None:
             return None
-        return f"{self.value:.3f} ({self.delta:+.3f}, {p_text(self.p_adjusted)})"
+        over = "" if self.paired is None else f" over {self.paired} in both runs"
+        return f"{self.value:.3f} ({self.delta:+.3f}{over}, {p_text(self.p_adjusted)})"
 
 
 @dataclass(frozen=True)
@@ -170,8 +207,7 @@ class GateView:
     rule: str  # when the gate fails, in one paragraph
     correction: str  # what is corrected over what
     in_questions: str  # the tolerance in whole questions
-    flips: list[str]  # per check: newly failing and newly passing, and the allowance
-    newly_passing: list[str]  # "id: check was -> now", each question once per check
+    flip_checks: list[CheckListing]  # per check with flips: its verdict, newly failing and passing
     metrics: list[MetricRow]  # retrieval metrics and answer checks, one table
     min_detectable_drop: float | None
     min_changed: int | None
@@ -199,6 +235,17 @@ class GateView:
             f"minimum detectable drop: {at} (at least {self.min_changed} questions must drop to reach a "
             f"one-sided p <= {self.alpha:g}; a smaller drop can still be a real change of this golden set)"
         )
+
+    @property
+    def paired_notes(self) -> list[str]:
+        """Under the metric table: the rows whose CI and p are over other questions than their
+        figures (the questions with a value in both runs)."""
+        return [row.paired for row in self.metrics if row.paired]
+
+    @property
+    def failing_checks(self) -> list[CheckListing]:
+        """The checks whose flips fail the gate, by their rule."""
+        return [listing for listing in self.flip_checks if listing.fails]
 
     @property
     def blocking_questions(self) -> list[QuestionIssue]:
@@ -232,6 +279,12 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
         test: PairedTest | None = tests.get(name)
         kind = "answer" if name in ANSWER_CHECKS else "retrieval"
         p, ci = (test.p, (test.ci_low, test.ci_high)) if test else (None, None)
+        subset = paired_subset(test, (was, now)) if test else ""
+        paired = (
+            f"{name}: its CI and p are{subset}: {test.baseline:.3f} -> {test.now:.3f} ({test.delta:+.3f})"
+            if test and subset
+            else None
+        )
         rows.append(
             MetricRow(
                 name=name,
@@ -244,6 +297,7 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
                 p_adjusted=test.p_adjusted if test else None,
                 floor=floor,
                 failed=", ".join(dict.fromkeys(failing.get(name, []))) or None,
+                paired=paired,
             )
         )
     return rows
@@ -252,6 +306,27 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
 def _one_line(text: str, width: int = QUESTION_WIDTH) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def _listed(flips: list[Flip], max_listed: int) -> list[ListedQuestion]:
+    return [ListedQuestion(f.row.id, _one_line(f.row.question), f.numbers) for f in flips[:max_listed]]
+
+
+def _check_listings(checks: list[CheckFlips], max_listed: int) -> list[CheckListing]:
+    """Each check with flips: its verdict and both lists, in the order of [gate.checks]."""
+    return [
+        CheckListing(
+            flips.check,
+            flips.summary(),
+            flips.over,
+            _listed(flips.failing, max_listed),
+            len(flips.failing),
+            _listed(flips.passing, max_listed),
+            len(flips.passing),
+        )
+        for flips in checks
+        if flips.failing or flips.passing
+    ]
 
 
 def _metric_problems(result: GateResult, max_listed: int) -> list[MetricProblem]:
@@ -310,6 +385,7 @@ def _slices(report: Report, baseline: Report, result: GateResult, metrics: list[
                     delta=test.delta if test else None,
                     p_adjusted=test.p_adjusted if test else None,
                     significant_drop=bool(test and test.significant and test.delta < 0),
+                    paired=test.n if test and paired_subset(test, (was, value)) else None,
                 )
             )
             if value is not None:
@@ -357,11 +433,18 @@ def _rule(result: GateResult) -> str:
             f"a stochastic one ({', '.join(sorted(stochastic))}) fails unless the one-sided "
             f"{1 - alpha:.0%} lower bound of its delta is above -{tolerance:g} (non-inferiority)"
         )
-    parts.append(
-        f"a slice fails when it drops more than {tolerance:g} with adjusted p <= {alpha:g}; "
-        "a question newly failing a check fails beyond [gate.allowed_flips] (default 0); floors and "
-        "must-pass questions always"
-    )
+    parts.append(f"a slice fails when it drops more than {tolerance:g} with adjusted p <= {alpha:g}")
+    if any(flips.rule == NET for flips in result.flips):
+        parts.append(
+            "a per-question check fails on a net loss (net rule): more questions newly failing it than "
+            "newly passing it beyond allowed_net_loss, or a one-sided exact sign test of its flips with "
+            f"adjusted p <= {alpha:g}; otherwise its newly failing questions are listed for review"
+        )
+    else:
+        parts.append(
+            "a question newly failing a check fails beyond [gate.allowed_flips] (default 0; strict rule)"
+        )
+    parts.append("floors and must-pass questions always")
     return "regression rules: " + "; ".join(parts)
 
 
@@ -381,8 +464,7 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
         rule=_rule(result),
         correction=comparison.correction if comparison else "",
         in_questions=comparison.in_questions if comparison else "",
-        flips=[flips.summary() for flips in result.flips if flips.failing or flips.passing],
-        newly_passing=[f"{flip.row.id}: {flip.reason}" for flips in result.flips for flip in flips.passing],
+        flip_checks=_check_listings(result.flips, max_listed),
         metrics=_metric_rows(report, baseline, result),
         min_detectable_drop=comparison.mde if comparison else None,
         min_changed=comparison.min_changed if comparison else None,

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..answers.settings import JudgeSettings, JudgeTable
+from ..answers.verdicts import ALWAYS_JUDGES
 from ..errors import EvalInputError
 from ..inputs.reading import CONFIG_LIMIT, read_data
 from ..net import redact
@@ -181,6 +182,27 @@ def remember_secrets(data: dict[str, Any]) -> None:
             redact.remember_headers(headers)
 
 
+MIN_JUDGED: float = JudgeTable.__pydantic_fields__["min_judged"].default  # type: ignore[attr-defined]
+
+
+def with_judged_floor(data: dict[str, Any]) -> dict[str, Any]:
+    """The settings `data` with a floor on `judged` in [gate.floors] for a judge that may give
+    no verdict (a model's reply that skipped a sentence): [judge] min_judged (its default when
+    unset or not a number: [judge]'s own check names it), unless [gate.floors] sets its own.
+    A run the judge mostly did not judge never passes the gate."""
+    judge, gate = data.get("judge"), data.get("gate")
+    backend = judge.get("backend", "lexical") if isinstance(judge, dict) else "lexical"
+    if backend in ALWAYS_JUDGES or not isinstance(gate, dict):
+        return data
+    floors = gate.get("floors", {})
+    if not isinstance(floors, dict) or "judged" in floors:
+        return data
+    floor = judge.get("min_judged") if isinstance(judge, dict) else None
+    if isinstance(floor, bool) or not isinstance(floor, int | float):
+        floor = MIN_JUDGED
+    return {**data, "gate": {**gate, "floors": {**floors, "judged": float(floor)}}}
+
+
 def load_config(path: Path = DEFAULT_PATH) -> Config:
     """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
     path = Path(path)
@@ -203,7 +225,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
 
     folder = path.parent.resolve()
     try:
-        file = EvalFile.model_validate(data, context={"folder": folder})
+        file = EvalFile.model_validate(with_judged_floor(data), context={"folder": folder})
     except ValidationError as error:
         raise explain(error, path, text) from None
     except (RuntimeError, OSError) as error:  # resolving a path met a symlink loop (3.11: RuntimeError)

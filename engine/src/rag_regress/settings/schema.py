@@ -183,6 +183,19 @@ class GateSettings:
         description="[gate.allowed_flips]: newly failing questions tolerated per check: a count "
         "(integer) or a share of the questions the check applies to (0.05); unlisted checks: 0",
     )
+    flip_rule: Literal["strict", "net"] = Field(  # gate/flips.py
+        default="strict",
+        description='when a per-question check\'s flips fail the gate: "strict" (more newly failing '
+        "questions than [gate.allowed_flips]; for a deterministic system whose answers should not "
+        'move) or "net" (a net loss: newly failing beyond newly passing by more than '
+        "allowed_net_loss, or a significant one-sided exact sign test of the flips; for a model that "
+        "rewords). Must-pass questions and floors fail whatever the rule",
+    )
+    allowed_net_loss: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | Share = Field(
+        default=0,
+        description='flip_rule = "net": newly failing questions beyond newly passing tolerated per '
+        "check: a count (integer) or a share of the questions the check applies to (0.02)",
+    )
     stochastic: Annotated[list[Component], AfterValidator(_unique)] = Field(
         default_factory=list,
         examples=[["generator"]],
@@ -559,6 +572,13 @@ class GoldenSettings:
         default=0.0, ge=0, le=100_000, description="requests a second at most (0: no limit)"
     )
     temperature: StrictFloat = Field(default=0.7, ge=0, le=2, description="the sampling temperature")
+    max_tokens: StrictInt = Field(
+        default=1024,
+        ge=16,
+        le=100_000,
+        description="the longest reply, in tokens (a reply cut there is dropped as malformed; a server "
+        "without a limit may write thousands of tokens for one candidate)",
+    )
     json_mode: StrictBool = Field(
         default=True,
         description='send response_format {"type": "json_object"}; false for a server that refuses it '

@@ -4,12 +4,17 @@
 package adds). One request per answer (per vote): the answer's sentences are grouped by the
 contexts they were written from and sent numbered, with the numbered contexts, as one
 POST {base_url}/chat/completions with `model`, `temperature`, `seed` and
-`response_format = {"type": "json_object"}`; the system message is the prompt (prompt.py).
-The reply's message content must be exactly
+`max_tokens` and the reply's JSON schema as `response_format` (json_schema; a server that
+refuses it with HTTP 400 is asked with json_object, then with none, for the rest of the run);
+the system message is the prompt (prompt.py). The reply's message content is read as
 
     {"verdicts": [{"id": <sentence number>, "supported": <bool>, "evidence": "<quote>"}]}
 
-with one verdict for each sentence asked and none other. Then, per sentence:
+one verdict per sentence asked. What a model writes is measured, never refused: an entry
+that is malformed, names a sentence not asked, or contradicts another is left out, and the
+sentences a reply gave no valid verdict (a reply that is not JSON, cut at max_tokens, or
+skipped some) are asked once more, on their own; those still without one are not judged
+(verdicts.NotJudged: never supported, counted per check, never cached). Then, per sentence:
 
   evidence  a "supported" whose quote is not in one of the contexts (read as the other judges
             read text: Unicode forms, quote characters, dashes, contractions, case and runs of
@@ -24,9 +29,9 @@ with one verdict for each sentence asked and none other. Then, per sentence:
             supported verdict always rests on a window of the contexts, which the verdict
             cache re-checks before it reuses one (answers/cache.py)
 
-Never a silent pass: a reply that is not that JSON, lacks a sentence, or names one not asked
-for, and a request that still fails after its retries, stop the run with EvalInputError
-(exit 2) naming the answer (its first sentence) and what went wrong. Requests go through the
+Never a silent pass: a request that still fails after its retries, a refusal (401, 404 ...)
+or a reply that is no chat completion stop the run with EvalInputError (exit 2) naming the
+answer (its first sentence) and what went wrong; a sentence not judged is no pass. Requests go through the
 engine's caller (retrieval/caller.py): `concurrency` at once, at most `rate_limit` a second,
 429, 5xx and connection errors retried `retries` times after `backoff` seconds, doubled each
 time, all within `timeout` (connect to last byte, retries included); any other HTTP error
@@ -63,15 +68,49 @@ from ..judges.claims import windows
 from ..judges.findings import findings
 from ..judges.reading import plain
 from ..settings import JudgeSettings
+from ..verdicts import NO_CONTEXT, not_judged
 from .client import Client, Completion, Refused, Transient, json_content
 from .prompt import prompt_digest, read_prompt
 
-VERSION = "2.0"  # bump whenever a verdict may change: the prompt, the request, the checks below
+VERSION = "2.1"  # bump whenever a verdict may change: the prompt, the request, the checks below
 PER_REQUEST = 32  # sentences in one request at most (an answer's, or several answers' of the same contexts)
 MIN_QUOTE_WORDS = 3  # a shorter quote is evidence only when it is a whole sentence of a context
 SEED_RANGE = 2**31  # vote i sends (seed + i) modulo this: every server takes a 32-bit seed
-KEYS = {"id", "supported", "evidence"}
 SCHEMA = '{"verdicts": [{"id": <sentence number>, "supported": true or false, "evidence": "<quote>"}]}'
+# The reply's JSON schema, for servers that constrain their output to one (OpenAI, vLLM,
+# llama.cpp's server): a small model then cannot write anything else.
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "supported": {"type": "boolean"},
+                    "evidence": {"type": "string"},
+                },
+                "required": ["id", "supported", "evidence"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["verdicts"],
+    "additionalProperties": False,
+}
+# The reply formats asked for, in order: a server that refuses one (HTTP 400) is asked with
+# the next for the rest of the run; with none, the prompt still asks for the JSON.
+FORMATS: dict[str, dict[str, Any]] = {
+    "json_schema": {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "verdicts", "strict": True, "schema": REPLY_SCHEMA},
+        }
+    },
+    "json_object": {"response_format": {"type": "json_object"}},
+    "none": {},
+}
 
 Ballot = tuple[bool, str]  # one vote on one sentence: supported, and its evidence
 
@@ -92,6 +131,7 @@ def identity(settings: JudgeSettings) -> dict[str, Any]:
         "votes": settings.votes,
         "temperature": settings.temperature,
         "seed": settings.seed,
+        "max_tokens": settings.max_tokens,
         "fail_on": list(settings.failing()),
     } | judged_names(settings.names)
 
@@ -137,45 +177,52 @@ def _quoted_windows(evidence: str, contexts: tuple[str, ...]) -> list[str]:
     return holding or [window for window in found if _quote(window) and _quote(window) in quote]
 
 
-def ballots(content: str, claims: Sequence[str]) -> list[Ballot]:
-    """The verdicts of one reply, in sentence order. ValueError saying what does not match
-    the schema: not JSON, other keys, a sentence without a verdict, a verdict of a sentence
-    not asked for, a sentence given two verdicts."""
+def ballots(content: str, claims: Sequence[str]) -> tuple[dict[int, Ballot], list[str]]:
+    """The verdicts of one reply by sentence number (1 to len(claims)), and what in it does
+    not match the schema. A reply that is not JSON, or not an object holding "verdicts", gives
+    none; an entry that is malformed, names a sentence not asked, or contradicts another entry
+    of the same sentence is left out; a sentence without a verdict is simply absent."""
     try:
         data = loads(json_content(content))
     except ValueError as error:
-        raise ValueError(f"it is not JSON: {shortened(content)!r} ({error})") from None
-    if not isinstance(data, dict) or set(data) != {"verdicts"} or not isinstance(data["verdicts"], list):
-        raise ValueError(f'it must be an object whose one key "verdicts" holds a list, got {_shown(data)}')
+        return {}, [f"it is not JSON: {shortened(content)!r} ({error})"]
+    if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
+        return {}, [f'it must be an object whose key "verdicts" holds a list, got {_shown(data)}']
     given: dict[int, Ballot] = {}
+    problems: list[str] = []
+    contradicted: set[int] = set()
     for position, entry in enumerate(data["verdicts"], start=1):
-        if not isinstance(entry, dict) or set(entry) != KEYS:
-            raise ValueError(
-                f"verdict {position} must hold exactly id, supported and evidence, got {_shown(entry)}"
-            )
-        number, supported, evidence = entry["id"], entry["supported"], entry["evidence"]
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise ValueError(f"verdict {position}: id must be a sentence number, got {_shown(number)}")
-        if not isinstance(supported, bool):
-            raise ValueError(f"verdict {position}: supported must be true or false, got {_shown(supported)}")
-        if not isinstance(evidence, str):
-            raise ValueError(f"verdict {position}: evidence must be text, got {_shown(evidence)}")
-        if number in given:
-            raise ValueError(f"it gives sentence {number} two verdicts")
-        given[number] = (supported, evidence)
-    asked = range(1, len(claims) + 1)
-    extra = sorted(set(given) - set(asked))
-    if extra:
-        numbers = ", ".join(map(str, extra))
-        asked_for = f"sentences 1 to {len(claims)}" if len(claims) > 1 else "sentence 1"
-        raise ValueError(f"it judges sentence(s) {numbers}, which were not asked ({asked_for})")
-    missing = [number for number in asked if number not in given]
+        ballot = _ballot(entry, position, len(claims))
+        if isinstance(ballot, str):
+            problems.append(ballot)
+            continue
+        number, said = ballot
+        if number in given and given[number][0] != said[0]:
+            contradicted.add(number)
+            problems.append(f"it gives sentence {number} two verdicts")
+        given.setdefault(number, said)
+    missing = [number for number in range(1, len(claims) + 1) if number not in given]
     if missing:
-        first = missing[0]
+        first = shortened(claims[missing[0] - 1], 80)
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        claim = shortened(claims[first - 1], 80)
-        raise ValueError(f"it has no verdict for sentence {first} ({claim!r}){more}")
-    return [given[number] for number in asked]
+        problems.append(f"it has no verdict for sentence {missing[0]} ({first!r}){more}")
+    return {n: b for n, b in given.items() if n not in contradicted}, problems
+
+
+def _ballot(entry: object, position: int, asked: int) -> tuple[int, Ballot] | str:
+    """One entry of "verdicts" as (sentence number, ballot), or what is wrong with it."""
+    if not isinstance(entry, dict) or not {"id", "supported", "evidence"} <= set(entry):
+        return f"verdict {position} must hold id, supported and evidence, got {_shown(entry)}"
+    number, supported, evidence = entry["id"], entry["supported"], entry["evidence"]
+    if isinstance(number, bool) or not isinstance(number, int):
+        return f"verdict {position}: id must be a sentence number, got {_shown(number)}"
+    if not 1 <= number <= asked:
+        return f"it judges sentence {number}, which was not asked (1 to {asked})"
+    if not isinstance(supported, bool):
+        return f"verdict {position}: supported must be true or false, got {_shown(supported)}"
+    if not isinstance(evidence, str):
+        return f"verdict {position}: evidence must be text, got {_shown(evidence)}"
+    return number, (supported, evidence)
 
 
 def _shown(value: object) -> str:
@@ -209,7 +256,9 @@ class LLMJudge:
         self.has_key = bool(api_key)
         retry = RetryPolicy(settings.retries, settings.backoff, (Transient,), sleep)
         self.caller = Caller(executor_for(settings.concurrency), retry, RateLimit(settings.rate_limit))
-        self._tokens = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        self._tokens = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "reasked": 0}
+        self._tokens["not_judged"] = 0
+        self.format = next(iter(FORMATS))  # the reply format asked for: json_schema, until refused
         self._lock = threading.Lock()
 
     @property
@@ -230,7 +279,7 @@ class LLMJudge:
             if windows(contexts):
                 groups.setdefault(contexts, []).append(claim)
             else:  # nothing to quote: as every judge says it
-                judged[(claim, contexts)] = Verdict(False, 0.0, "", "no context to check it against")
+                judged[(claim, contexts)] = Verdict(False, 0.0, "", NO_CONTEXT)
         asks = [
             _Ask(contexts, tuple(claims[start : start + PER_REQUEST]))
             for contexts, claims in groups.items()
@@ -243,8 +292,10 @@ class LLMJudge:
             replies = self.caller.map(self._vote, tasks, "judging")
         for number, ask in enumerate(asks):
             given = replies[number * votes : (number + 1) * votes]
+            why = "; ".join(dict.fromkeys(problems for _, problems in given if problems))
             for position, claim in enumerate(ask.claims):
-                judged[(claim, ask.contexts)] = self.decide(claim, ask.contexts, [b[position] for b in given])
+                cast = [ballots[position] for ballots, _ in given]
+                judged[(claim, ask.contexts)] = self.decide(claim, ask.contexts, cast, why)
         self._say(before)
         return [judged[item] for item in items]
 
@@ -259,46 +310,94 @@ class LLMJudge:
             ],
             "temperature": settings.temperature,
             "seed": (settings.seed + vote) % SEED_RANGE,
-            "response_format": {"type": "json_object"},
+            "max_tokens": settings.max_tokens,
+            **FORMATS[self.format],
         }
 
-    def _vote(self, task: tuple[_Ask, int]) -> list[Ballot]:
+    def _vote(self, task: tuple[_Ask, int]) -> tuple[list[Ballot | None], str]:
+        """One vote on each sentence of `ask` (None: the reply had none), and what the replies
+        got wrong. The sentences a reply left without a valid verdict are asked once more, on
+        their own; those still without one are not judged."""
         ask, vote = task
-        try:
-            deadline = Deadline(self.settings.timeout)  # the call's attempts share it
-            reply: Completion = self.caller.call(self.client.complete, self.body(ask, vote), deadline)
-        except OutOfTime as error:
-            raise self._error(ask, str(error), self._busy()) from None
-        except Transient as error:
-            attempts = self.settings.retries + 1
-            tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
-            raise self._error(ask, f"{error} ({tried})", self._busy()) from None
-        except Refused as error:
-            raise self._error(ask, str(error), self._refused(error.status)) from None
+        given, problems = self._ask(ask, vote)
+        missing = [number for number in range(1, len(ask.claims) + 1) if number not in given]
+        if missing:
+            again = _Ask(ask.contexts, tuple(ask.claims[number - 1] for number in missing))
+            more, problems = self._ask(again, vote)
+            given |= {number: more[n] for n, number in enumerate(missing, start=1) if n in more}
+            self._count("reasked", len(missing))
+        votes = [given.get(number) for number in range(1, len(ask.claims) + 1)]
+        return votes, "; ".join(problems)
+
+    def _ask(self, ask: _Ask, vote: int) -> tuple[dict[int, Ballot], list[str]]:
+        """One request: the verdicts of its reply by sentence number, and what in the reply does
+        not match the schema. A server that refuses the reply format (HTTP 400) is asked again
+        with the next one (json_schema, json_object, none: FORMATS)."""
+        while True:
+            asked_as = self.format
+            try:
+                deadline = Deadline(self.settings.timeout)  # the call's attempts share it
+                reply: Completion = self.caller.call(self.client.complete, self.body(ask, vote), deadline)
+                break
+            except OutOfTime as error:
+                raise self._error(ask, str(error), self._busy()) from None
+            except Transient as error:
+                attempts = self.settings.retries + 1
+                tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+                raise self._error(ask, f"{error} ({tried})", self._busy()) from None
+            except Refused as error:
+                if error.status != 400 or not self._fall_back(asked_as, str(error)):
+                    raise self._error(ask, str(error), self._refused(error.status)) from None
+        self._count_usage(reply)
+        given, problems = ballots(reply.content, ask.claims)
+        if problems and reply.finish_reason == "length":
+            problems.append(f"the reply was cut at max_tokens ({self.settings.max_tokens})")
+        return given, problems
+
+    def _fall_back(self, asked_as: str, said: str) -> bool:
+        """After a 400 to a request sent with reply format `asked_as`: use the next format for
+        the rest of the run, saying so once; False when there is none left to try."""
+        with self._lock:
+            if self.format != asked_as:  # another thread fell back already
+                return True
+            following = list(FORMATS)[list(FORMATS).index(asked_as) + 1 :]
+            if not following:
+                return False
+            self.format = following[0]
+        print(
+            f"LLM judge: the server refused response_format {asked_as} ({shortened(said, 120)}); "
+            f"asking with {self.format} from now on",
+            file=sys.stderr,
+        )
+        return True
+
+    def _count_usage(self, reply: Completion) -> None:
         with self._lock:
             for name, value in reply.usage.items():
                 self._tokens[name] += value
-        try:
-            return ballots(reply.content, ask.claims)
-        except ValueError as error:
-            cut = " (cut short: finish_reason 'length')" if reply.finish_reason == "length" else ""
-            fix = (
-                f"use a model that supports JSON mode (response_format json_object) and follows the "
-                f"prompt, or give it a prompt it follows ([judge] prompt); the reply must be {SCHEMA}"
-            )
-            problem = f"the model's reply does not match the schema{cut}: {error}"
-            raise self._error(ask, problem, fix) from None
 
-    def decide(self, claim: str, contexts: tuple[str, ...], votes: list[Ballot]) -> Verdict:
-        """The verdict of one sentence from its votes (module doc: evidence, votes, findings)."""
+    def _count(self, name: str, more: int) -> None:
+        with self._lock:
+            self._tokens[name] += more
+
+    def decide(
+        self, claim: str, contexts: tuple[str, ...], votes: list[Ballot | None], why: str = ""
+    ) -> Verdict:
+        """The verdict of one sentence from its votes (module doc: evidence, votes, findings);
+        the votes whose replies had none for it do not count, and with none left the sentence
+        is not judged (`why`: what the replies got wrong)."""
+        cast = [ballot for ballot in votes if ballot is not None]
+        if not cast:
+            self._count("not_judged", 1)
+            return not_judged(f"the judge's reply had no valid verdict for it, asked twice ({why})")
         found: list[str] = []  # the quotes of the votes that found support
         problems: list[str] = []  # why the other "supported" votes do not count
-        for supported, evidence in votes:
+        for supported, evidence in cast:
             if supported:
                 problem = _quote_problem(evidence, contexts)
                 (problems if problem else found).append(problem or evidence)
-        score = len(found) / len(votes)
-        tally = f" ({len(found)} of {len(votes)} votes found support)" if len(votes) > 1 else ""
+        score = len(found) / len(cast)
+        tally = f" ({len(found)} of {len(cast)} votes found support)" if len(cast) > 1 else ""
         if not (score > 0 and score >= self.settings.threshold):
             reason = problems[0] if problems else "the judge found no support in the contexts"
             return Verdict(False, score, "", reason + tally)
@@ -366,7 +465,10 @@ class LLMJudge:
             else "no token usage reported"
         )
         requests = f"{made['requests']} requests ({made['retries']} retries)"
-        print(f"LLM judge: {requests}, {tokens}", file=sys.stderr)
+        odd = ""
+        if made["reasked"]:
+            odd = f"; {made['reasked']} sentence(s) asked again, {made['not_judged']} of them not judged"
+        print(f"LLM judge: {requests}, {tokens}{odd}", file=sys.stderr)
 
 
 def build(settings: JudgeSettings, config_path: Path | str) -> LLMJudge:
