@@ -26,6 +26,7 @@ from typing import Any
 from .answers.calibration import measured
 from .answers.checks import evaluate_answers
 from .answers.settings import ANSWER_CHECKS, JudgeSettings
+from .answers.verdicts import ALWAYS_JUDGES
 from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
 from .execution import ExecutorError, started, using
@@ -324,15 +325,16 @@ def evaluate(
             report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
         finally:
             calls = built.finish()
-    report.run = run_section(calls, judge_stats)
+    report.run = run_section(config, calls, judge_stats)
     return report
 
 
-def run_section(calls: dict[str, Any], judge_stats: dict[str, int] | None) -> dict[str, Any]:
-    """The report's run-only section: what the run asked of the system, and of the judge (its
-    sentences judged, not judged and asked again: a model that skips some is counted here)."""
+def run_section(config: Config, calls: dict[str, Any], judge_stats: dict[str, int] | None) -> dict[str, Any]:
+    """The report's run-only section: what the run asked of the system, and of a judge that
+    may give no verdict (its items judged, not judged and asked again: a model that skips
+    some is counted here; the built-in judges give every item one)."""
     section: dict[str, Any] = {"system": calls}
-    if judge_stats:
+    if judge_stats and config.judge.backend not in ALWAYS_JUDGES:
         wanted = ("judged", "not_judged", "reasked", "requests", "retries", "total_tokens")
         section["judge"] = {name: judge_stats[name] for name in wanted if name in judge_stats}
     return section
@@ -1077,7 +1079,7 @@ def run_gate(
             report.holdout = evaluate_holdout(config, inputs, built, report, progress)
         finally:
             calls = built.finish()
-    report.run = run_section(calls, judge_stats)
+    report.run = run_section(config, calls, judge_stats)
     check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
     require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
     # may refuse: exit 2, nothing written

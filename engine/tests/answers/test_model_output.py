@@ -82,6 +82,7 @@ def test_an_empty_answer_or_a_leaked_token_is_counted_never_refused(tmp_path: Pa
     assert good.defects == [] and good.well_formed == 1.0
     assert aggregate["well_formed"] == pytest.approx(1 / 3)
     assert good.judged is None  # the lexical judge gives every item a verdict: nothing to count
+    assert "judged" not in aggregate
 
 
 def test_a_reference_not_stated_by_an_answer_too_short_to_read_says_so(tmp_path: Path) -> None:

@@ -397,4 +397,6 @@ def evaluate_answers(
         values = [value for row in rows if (value := row.check(name)) is not None]
         return fmean(values) if values else 0.0
 
-    return AnswerResults(rows, {name: mean(name) for name in ANSWER_CHECKS}, judge.identity(), stats)
+    # `judged` only for a judge that may give no verdict: the others judge every item
+    checks = [name for name in ANSWER_CHECKS if may_skip or name != "judged"]
+    return AnswerResults(rows, {name: mean(name) for name in checks}, judge.identity(), stats)
