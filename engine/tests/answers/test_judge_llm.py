@@ -230,23 +230,41 @@ def test_a_refused_request_is_not_retried(server: Server, status: int, fix: str)
     assert fix in caught.value.fix
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        Reply(400, {"error": {"message": "response_format is not supported"}}),
+        # llama-cpp-python 0.3.36's server: a validation error of the request body, as a 500
+        Reply(
+            500,
+            {
+                "error": {
+                    "message": "1 validation error: {'loc': ('body', 'response_format', "
+                    "'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"
+                }
+            },
+        ),
+    ],
+    ids=["400", "llama.cpp's 500"],
+)
 def test_a_server_refusing_the_reply_schema_is_asked_with_json_mode_then_without(
-    server: Server, capsys: pytest.CaptureFixture[str]
+    server: Server, refusal: Reply, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """llama.cpp's server, vLLM and OpenAI take a JSON schema; one that refuses it with 400 is
-    asked with json_object, then with no response_format, for the rest of the run."""
+    """OpenAI and vLLM take a JSON schema; a server that refuses it (a 400, or an error about
+    response_format) is asked with json_object, then with no response_format, for the rest
+    of the run."""
     answer = quoting()
 
     def picky(request: Received) -> Reply:
         if "response_format" in request.body:
-            return Reply(400, {"error": {"message": "response_format is not supported"}})
+            return refusal
         return answer(request)
 
     server.default = picky
     judge = judge_of(server)
     assert [v.supported for v in judge.verdicts([(claim, CONTEXTS) for claim in CLAIMS])] == [True, True]
     formats = [request.body.get("response_format", {}).get("type") for request in server.received]
-    assert formats == ["json_schema", "json_object", None]
+    assert formats == ["json_schema", "json_object", None]  # a 500 about the format is not retried
     assert "asking with json_object from now on" in capsys.readouterr().err
     judge.verdicts([("Invoices are issued on the first day of each month.", CONTEXTS)])
     assert "response_format" not in server.received[-1].body  # remembered

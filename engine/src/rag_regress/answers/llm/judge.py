@@ -5,7 +5,8 @@ package adds). One request per answer (per vote): the answer's sentences are gro
 contexts they were written from and sent numbered, with the numbered contexts, as one
 POST {base_url}/chat/completions with `model`, `temperature`, `seed` and
 `max_tokens` and the reply's JSON schema as `response_format` (json_schema; a server that
-refuses it with HTTP 400 is asked with json_object, then with none, for the rest of the run);
+refuses it, with a 400 or an error naming response_format, is asked with json_object, then
+with none, for the rest of the run);
 the system message is the prompt (prompt.py). The reply's message content is read as
 
     {"verdicts": [{"id": <sentence number>, "supported": <bool>, "evidence": "<quote>"}]}
@@ -225,6 +226,12 @@ def _ballot(entry: object, position: int, asked: int) -> tuple[int, Ballot] | st
     return number, (supported, evidence)
 
 
+def _refuses_format(said: str) -> bool:
+    """Whether a server's error is about the reply format asked for (a 400, or the 500 with a
+    validation error that llama-cpp-python's server sends for a response_format it lacks)."""
+    return "response_format" in said or "json_schema" in said
+
+
 def _shown(value: object) -> str:
     return shortened(json.dumps(value, ensure_ascii=False), 120)
 
@@ -337,7 +344,7 @@ class LLMJudge:
             asked_as = self.format
             try:
                 deadline = Deadline(self.settings.timeout)  # the call's attempts share it
-                reply: Completion = self.caller.call(self.client.complete, self.body(ask, vote), deadline)
+                reply: Completion = self.caller.call(self._complete, self.body(ask, vote), deadline)
                 break
             except OutOfTime as error:
                 raise self._error(ask, str(error), self._busy()) from None
@@ -346,13 +353,25 @@ class LLMJudge:
                 tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
                 raise self._error(ask, f"{error} ({tried})", self._busy()) from None
             except Refused as error:
-                if error.status != 400 or not self._fall_back(asked_as, str(error)):
+                refused = error.status == 400 or _refuses_format(str(error))
+                if not refused or not self._fall_back(asked_as, str(error)):
                     raise self._error(ask, str(error), self._refused(error.status)) from None
         self._count_usage(reply)
         given, problems = ballots(reply.content, ask.claims)
         if problems and reply.finish_reason == "length":
             problems.append(f"the reply was cut at max_tokens ({self.settings.max_tokens})")
         return given, problems
+
+    def _complete(self, body: dict[str, Any], deadline: Deadline) -> Completion:
+        """One attempt. A 5xx about the reply format (llama-cpp-python's server answers a
+        response_format it lacks with a 500) is a refusal, never retried: the same request
+        would get the same reply."""
+        try:
+            return self.client.complete(body, deadline)
+        except Transient as error:
+            if _refuses_format(str(error)):
+                raise Refused(500, str(error)) from None
+            raise
 
     def _fall_back(self, asked_as: str, said: str) -> bool:
         """After a 400 to a request sent with reply format `asked_as`: use the next format for
