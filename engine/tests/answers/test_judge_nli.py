@@ -252,7 +252,13 @@ def test_second_run_is_answered_from_the_cache_without_loading_the_model(
     monkeypatch.setattr(nli_module, "load_cross_encoder", no_model)
     second_stats: dict[str, int] = {}
     second = evaluate_shipped(load_config(path), second_stats)
-    assert second_stats == {"hits": first_stats["misses"], "misses": 0, "judged": 0, "rejected": 0}
+    assert second_stats == {
+        "hits": first_stats["misses"],
+        "misses": 0,
+        "judged": 0,
+        "not_judged": 0,
+        "rejected": 0,
+    }
     assert second["questions"] == first["questions"]
 
 
