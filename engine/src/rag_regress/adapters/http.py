@@ -59,7 +59,7 @@ from typing import Any
 from .. import __version__
 from ..api import Document, Hit, Tokenizer
 from ..net import redact
-from ..net.http import Deadline, OutOfTime, TooLarge, Unreachable, send
+from ..net.http import OutOfTime, TooLarge, Unreachable, send
 from ..net.http import problem as http_problem
 from ..net.parse import loads
 from ..net.redact import shortened
@@ -231,7 +231,7 @@ class HTTPRetriever:
     def _fetch(self, question: str, depth: int) -> bytes:
         asked = f"searching {self.url} for {question!r}"
         url, data = self._request(question, depth)
-        seconds = Deadline(self.timeout).remaining()
+        seconds = self.timeout or None  # the whole request, connect to last byte (0: no limit)
         try:
             reply = send(
                 url, method=self.method, headers=self.headers, data=data, seconds=seconds, limit=REPLY_LIMIT

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalInputError
-from ..inputs.data import _check_keys, _flag, _text, _unique, json_lines
+from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _unique, json_lines
 from ..inputs.files import write_atomic
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
@@ -99,22 +99,11 @@ PROVENANCE = ("question", "tags", "provenance")  # optional keys that are no par
 
 def _check_provenance(path: Path, number: int, item: dict[str, Any]) -> None:
     """The optional keys add-labels writes (golden/labels.py), when there: `question` a string,
-    `tags` a list of strings, `provenance` a list of objects."""
+    `tags` a list of non-empty strings, `provenance` a list of objects (as the golden set's)."""
     if "question" in item:
         _text(path, number, item, "question")
-    tags = item.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        raise EvalInputError(
-            path, f"'tags' must be a list of strings, got {tags!r:.60}", 'e.g. ["billing"]', number
-        )
-    entries = item.get("provenance", [])
-    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-        raise EvalInputError(
-            path,
-            f"'provenance' must be a list of objects, got {entries!r:.60}",
-            'e.g. [{"by": "ana", "at": "2026-12-03T10:00:00Z"}], as add-labels writes it',
-            number,
-        )
+    _strings(path, number, item, "tags")
+    _provenance(path, number, item)
 
 
 def agreement(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:
