@@ -9,6 +9,7 @@ under test rather than a published release.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -16,10 +17,14 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "{{cookiecutter.project_slug}}"
@@ -234,3 +239,52 @@ def chat_completion(content: str) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+# ---- a real browser, for the grading pages ----
+
+CHROMIUM = shutil.which("chromium")
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # requirements-dev.txt installs it; without it the browser steps cannot run
+    sync_playwright = None  # type: ignore[assignment]
+NEEDS_A_BROWSER = [
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH: `apt-get install chromium`"),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright not installed: requirements-dev.txt"),
+]
+
+
+def _screenshot_flags() -> list[str]:
+    """Chromium's flags as the engine's screenshot tool launches it."""
+    spec = importlib.util.spec_from_file_location("screenshot_tool", ENGINE / "tools" / "screenshot.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return list(tool.FLAGS)
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    """A tab of headless Chromium (Debian's), as the engine's own page tests drive it."""
+    assert sync_playwright is not None and CHROMIUM is not None
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=_screenshot_flags())
+        context = browser.new_context(accept_downloads=True, viewport={"width": 1200, "height": 900})
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda error: errors.append(str(error)))
+        yield tab
+        browser.close()
+        assert errors == []
+
+
+def gate_the_judge(project: Path) -> None:
+    """Gate the judge's checks in `project` though its agreement with people is below [judge]
+    min_kappa (the shipped lexical judge's on the demo's labels): `gate_unmeasured = true`, for
+    tests of what the gate does with the judge's verdicts."""
+    config = project / "eval.toml"
+    text = config.read_text(encoding="utf-8")
+    assert "\n[judge]\n" in text
+    if "\ngate_unmeasured = true\n" in text:
+        return
+    config.write_text(text.replace("\n[judge]\n", "\n[judge]\ngate_unmeasured = true\n", 1), encoding="utf-8")

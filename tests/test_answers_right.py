@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import bake, nox, output, package_of
+from conftest import bake, gate_the_judge, nox, output, package_of
 
 # Appended to the team's generator.py: each wraps the shipped stand-in's answers.
 WRONG_PASSAGE = '''
@@ -82,6 +82,7 @@ def test_the_gate_fails_a_faithful_wrong_answer_passes_other_words_and_names_a_b
     tmp_path: Path,
 ) -> None:
     project = bake(tmp_path)
+    gate_the_judge(project)  # the shipped judge's agreement with people is below min_kappa
     generator = project / "src" / package_of(project) / "generator.py"
     original = generator.read_text(encoding="utf-8")
     baseline = answers(project, "evals/baseline.json")

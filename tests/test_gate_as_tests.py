@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import bake, nox, output, package_of, run, venv_bin
+from conftest import bake, gate_the_judge, nox, output, package_of, run, venv_bin
 
 ONE_NUMBER_CHANGED = '''"""The shipped stand-in, except that one answer says 31 where its passage says 30."""
 
@@ -51,6 +51,7 @@ def gate_tests(project: Path):
 
 def test_the_gate_command_and_the_gate_tests_fail_together(tmp_path: Path) -> None:
     project = bake(tmp_path)
+    gate_the_judge(project)  # the changed number is the judge's to find: let its checks gate
 
     # The shipped system: both pass.
     gate = nox(project, "gate")

@@ -5,34 +5,31 @@ names the questions; pool, grade on the page, merge, re-baseline, and the number
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import BAKE_ENV, ENGINE, bake, chat_completion, nox, output, package_of, run, venv_bin
+from conftest import (
+    BAKE_ENV,
+    NEEDS_A_BROWSER,
+    bake,
+    chat_completion,
+    nox,
+    output,
+    package_of,
+    run,
+    venv_bin,
+)
 
-_spec = importlib.util.spec_from_file_location("screenshot_tool", ENGINE / "tools" / "screenshot.py")
-assert _spec is not None and _spec.loader is not None
-screenshot_tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(screenshot_tool)
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
-CHROMIUM = shutil.which("chromium")
-try:
-    from playwright.sync_api import Page, sync_playwright
-except ImportError:  # requirements-dev.txt installs it; without it the browser steps cannot run
-    sync_playwright = None
-
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH: `apt-get install chromium`"),
-    pytest.mark.skipif(sync_playwright is None, reason="playwright not installed: requirements-dev.txt"),
-]
+pytestmark = NEEDS_A_BROWSER
 PASSAGE = re.compile(r"^PASSAGE (\d+)\nTitle: ([^\n]*)\n(.+?)\n\n", re.M | re.S)
 
 
@@ -101,21 +98,6 @@ def served() -> Iterator[tuple[str, Model]]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture
-def page() -> Iterator[Page]:
-    """A tab of headless Chromium (Debian's), as the engine's own page tests drive it."""
-    assert sync_playwright is not None and CHROMIUM is not None
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=screenshot_tool.FLAGS)
-        context = browser.new_context(accept_downloads=True, viewport={"width": 1200, "height": 900})
-        tab = context.new_page()
-        errors: list[str] = []
-        tab.on("pageerror", lambda error: errors.append(str(error)))
-        yield tab
-        browser.close()
-        assert errors == []
 
 
 def graded_download(page: Page, html: Path, keys: list[str], target: Path) -> list[dict[str, Any]]:

@@ -37,4 +37,4 @@ __all__ = [
     "__version__",
     "looks_like_abstention",
 ]
-__version__ = "2.4.0"  # semantic: a change of any metric's definition is a major version
+__version__ = "2.5.0"  # semantic: a change of any metric's definition is a major version

@@ -23,9 +23,9 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from .answers.calibration import measured
 from .answers.checks import evaluate_answers
 from .answers.settings import ANSWER_CHECKS, JudgeSettings
+from .answers.trust import measure as measure_trust
 from .answers.verdicts import ALWAYS_JUDGES
 from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
@@ -326,7 +326,15 @@ def evaluate(
         finally:
             calls = built.finish()
     report.run = run_section(config, calls, judge_stats)
+    record_trust(config, report)
     return report
+
+
+def record_trust(config: Config, report: Report) -> None:
+    """What the judge's checks rest on, into the report's receipt: the judge's agreement with
+    people on the held-out labels, and whether its checks gate (answers/trust.py)."""
+    calibration = measure_trust(config.judge, config.path, [row.answer for row in report.questions])
+    report.receipt = {**report.receipt, "calibration": calibration}
 
 
 def run_section(config: Config, calls: dict[str, Any], judge_stats: dict[str, int] | None) -> dict[str, Any]:
@@ -988,7 +996,6 @@ def _evaluate_and_write(
     if not quiet:
         print(format_table(report, config.display.max_listed, show_all=show_all))
         print(cache_line(judge_stats))
-        print(measured(config.judge))
         if report.run is not None:
             print(calls_line(report.run["system"]))
             print(answers_line(report.run["system"]))
@@ -1081,6 +1088,7 @@ def run_gate(
             calls = built.finish()
     report.run = run_section(config, calls, judge_stats)
     check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
+    record_trust(config, report)  # from the labels as checked unchanged
     require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
     # may refuse: exit 2, nothing written
     result = compare(report, baseline, config.gate, baseline_path, config.stats)
@@ -1104,7 +1112,6 @@ def run_gate(
     print(f"summary: {_relative(summary)}; HTML report: {_relative(config.html)}")
     print(console_verdict(view))
     print(cache_line(judge_stats))
-    print(measured(config.judge))
     print(calls_line(calls))
     print(answers_line(calls))
     return ExitCode.OK if result.passed else ExitCode.REGRESSION

@@ -274,20 +274,208 @@ def test_eval_prints_the_measured_agreement_of_the_configured_judge(tmp_path: Pa
     assert "not measured" in measured(dataclasses.replace(settings, threshold=0.7))
 
 
-def test_eval_and_gate_print_the_agreement_beside_the_answers(
+def test_eval_and_gate_say_whether_the_judge_earned_the_gate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The console says how far the configured judge was measured to agree with people: not
-    measured until `calibrate` has run with these settings, then its kappa on the check split."""
+    """The console says how far the configured judge agrees with people on the held-out labels
+    of [judge] labels, and so whether its checks gate: not measured with too few labels, then
+    its kappa, measured in the run itself (no `calibrate` needed first)."""
     config = write_project(tmp_path)
     assert run_cli(["--config", str(config), "eval"]) == 0
-    assert "Judge agreement: not measured for this judge" in capsys.readouterr().out
-    labels = write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
-    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
-    capsys.readouterr()
+    out = capsys.readouterr().out
+    assert (
+        "Judge lexical 2.0: not measured: 0 held-out label(s) in evals/judge_labels.jsonl, 50 needed; "
+        "its checks are advisory" in out
+    )
+    write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
+    config.write_text(config.read_text() + '\n[judge]\nlabels = "outside.jsonl"\nmin_labels = 4\n')
+    earned = (
+        "Judge lexical 2.0: kappa 1.00 (95% 1.00 to 1.00) on 4 held-out labels of outside.jsonl "
+        "reaches min_kappa 0.4; its checks gate"
+    )
     assert run_cli(["--config", str(config), "eval"]) == 0
-    assert "Judge agreement: kappa 1.00" in capsys.readouterr().out
+    assert earned in capsys.readouterr().out
     assert run_cli(["--config", str(config), "baseline"]) == 0
     capsys.readouterr()
     assert run_cli(["--config", str(config), "gate"]) == 0
-    assert "Judge agreement: kappa 1.00" in capsys.readouterr().out
+    assert earned in capsys.readouterr().out
+
+
+def _team_rows() -> list[dict[str, object]]:
+    """Claims of the team's own answers (domain "team", as add-labels writes them) among
+    others: domains that sort before and after "team", and labels without a domain; each
+    domain with a dev and a check part, both ways."""
+    facts = [
+        ("Refunds take 10 days.", "Refunds take 10 days.", True),
+        ("Refunds take 20 days.", "Refunds take 10 days.", False),
+        ("Exports are enabled.", "Exports are enabled.", True),
+        ("Exports take 30 days.", "Exports take 3 days.", False),
+    ]
+    return [
+        {
+            "id": f"{domain or 'none'}-{n}",
+            "claim": claim,
+            "context": context,
+            "supported": supported,
+            "kind": "mixed",
+            "split": "dev" if n < 2 else "check",
+            **({"domain": domain} if domain else {}),
+        }
+        for domain in ("alpha", "", "zeta", "team")
+        for n, (claim, context, supported) in enumerate(facts)
+    ]
+
+
+def _rows_of(out: str, names: list[str]) -> list[int]:
+    """The line numbers of the table rows naming each of `names` (first match after the last)."""
+    lines = out.splitlines()
+    found, start = [], 0
+    for name in names:
+        start = next(n for n in range(start, len(lines)) if lines[n].split()[:1] == [name]) + 1
+        found.append(start)
+    return found
+
+
+def test_team_domain_comes_first_in_json_tables_and_comparison(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The team's own answers first in every per-domain table, the other domains by name, the
+    labels without one last; the "all" row of --compare after them; the header counts them."""
+    from rag_regress.golden.labels import DOMAIN
+
+    assert DOMAIN == "team"  # add-labels writes the domain calibrate puts first
+    labels = write_jsonl(tmp_path / "mixed.jsonl", _team_rows())
+    config = tmp_path / "eval.toml"
+    config.write_text('[judge]\nbackend = "lexical"\n', encoding="utf-8")
+    order = ["team", "alpha", "zeta", "(none)"]
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert list(result["per_domain"]) == order and result["domains"] == dict.fromkeys(order, 4)
+    for split in ("dev", "check"):
+        assert list(result["splits"][split]["per_domain"]) == order, split
+    assert run_cli(["--config", str(config), "calibrate", "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "on mixed.jsonl (the team's own answers: 4 labels, domain 'team')" in out.splitlines()[0]
+    dev, check = out.index("dev: tuning labels"), out.index("check: held-out labels")
+    for part in (out[dev:check], out[check:]):
+        rows = _rows_of(part, order)
+        assert rows == sorted(rows) and rows[-1] - rows[0] == 3  # adjacent, in this order
+    compare_args = ["--config", str(config), "calibrate", "--labels", str(labels), "--compare", "lexical"]
+    assert run_cli(compare_args) == 0
+    out = capsys.readouterr().out
+    assert "the team's own answers: 4 labels" in out.splitlines()[0]
+    for split in ("dev:", "check:"):
+        part = out[out.index(f"\n{split}") :]
+        rows = _rows_of(part, [*order, "all"])
+        assert rows == list(range(rows[0], rows[0] + 5)), split
+
+
+def test_format_puts_the_team_first_whatever_order_the_result_holds() -> None:
+    """A result read back from JSON in another order is still shown team first, "(none)" last."""
+    from rag_regress.answers.calibration import domain_order
+
+    assert domain_order(["(none)", "zeta", "team", "alpha", "team"]) == ["team", "alpha", "zeta", "(none)"]
+    assert domain_order(["b", "a"]) == ["a", "b"]
+
+
+def test_compare_runs_every_backend_on_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--compare lexical,nli`: each backend judges every row of the labels, read once, and only
+    the configured judge's figures are kept (the NLI judge here is the lexical one, recorded:
+    the test needs no model)."""
+    import dataclasses
+
+    from rag_regress.answers import calibration
+    from rag_regress.answers.settings import JudgeSettings
+
+    lexical = calibration.build_judge
+    seen: dict[str, list[str]] = {}
+
+    class Recorded:
+        def __init__(self, settings: JudgeSettings, config_path: Path) -> None:
+            self.name = settings.backend
+            self.inner = lexical(dataclasses.replace(settings, backend="lexical"), config_path)
+            self.identity = {**self.inner.identity, "name": self.name}
+
+        def verdicts(self, items: list) -> list:
+            seen[self.name] = [claim for claim, _ in items]
+            return self.inner.verdicts(items)
+
+    monkeypatch.setattr(calibration, "build_judge", Recorded)
+    labels = write_jsonl(tmp_path / "mixed.jsonl", _team_rows())
+    settings = dataclasses.replace(
+        JudgeSettings(), cache=tmp_path / ".cache" / "verdicts.json", labels=labels
+    )
+    result = calibration.compare(settings, tmp_path / "eval.toml", ["lexical", "nli", "lexical"])
+    assert list(result["backends"]) == ["lexical", "nli"]
+    assert seen["lexical"] == seen["nli"] == [str(row["claim"]) for row in _team_rows()]
+    for found in result["backends"].values():
+        assert list(found["per_domain"]) == ["team", "alpha", "zeta", "(none)"]
+        assert found["labels_sha256"] == result["labels_sha256"]
+    out = calibration.format_comparison(result)
+    assert "lexical" in out and "nli" in out and "the team's own answers: 4 labels" in out
+    kept = json.loads((tmp_path / ".cache" / "calibration.json").read_text(encoding="utf-8"))
+    assert [entry["judge"]["name"] for entry in kept] == ["lexical"]
+    assert calibration.measured(settings).startswith("Judge agreement: kappa")
+
+
+def test_measured_follows_the_labels_digest(tmp_path: Path) -> None:
+    """The figures are kept by judge identity and the sha256 of the labels file's bytes: labels
+    edited after `calibrate` say the figures are of an earlier version; the same bytes again
+    show the figures; one entry per identity and digest; a missing labels file is not measured."""
+    import dataclasses
+    import hashlib
+
+    from rag_regress.answers.calibration import calibrate, measured
+    from rag_regress.answers.settings import JudgeSettings
+
+    labels = write_jsonl(tmp_path / "judge_labels.jsonl", _team_rows())
+    first = labels.read_bytes()
+    settings = dataclasses.replace(
+        JudgeSettings(), cache=tmp_path / ".cache" / "verdicts.json", labels=labels
+    )
+    stored = tmp_path / ".cache" / "calibration.json"
+    assert "not measured" in measured(settings)
+    result = calibrate(settings, tmp_path / "eval.toml")
+    assert result["labels_sha256"] == hashlib.sha256(first).hexdigest()
+    figures = measured(settings)
+    assert figures.startswith("Judge agreement: kappa") and "8 check labels of judge_labels.jsonl" in figures
+    calibrate(settings, tmp_path / "eval.toml")  # the same bytes: the same entry, replaced
+    assert len(json.loads(stored.read_text(encoding="utf-8"))) == 1
+
+    write_jsonl(labels, _team_rows()[:-1])  # a label removed after calibrate
+    line = measured(settings)
+    assert line.startswith("Judge agreement: measured on an earlier version of ")
+    assert "judge_labels.jsonl; run `calibrate` again" in line and "kappa" not in line
+    calibrate(settings, tmp_path / "eval.toml")
+    kept = json.loads(stored.read_text(encoding="utf-8"))
+    assert len(kept) == 2 and len({entry["labels_sha256"] for entry in kept}) == 2
+    assert "7 check labels" in measured(settings)
+
+    labels.write_bytes(first)  # back to the bytes first measured: those figures again
+    assert measured(settings) == figures
+    assert "not measured" in measured(dataclasses.replace(settings, threshold=0.7))  # another judge
+    labels.unlink()
+    assert "not measured" in measured(settings)
+
+
+def test_figures_kept_for_another_labels_file_are_shown_while_it_is_unchanged(tmp_path: Path) -> None:
+    """`calibrate --labels FILE`: the figures are shown for [judge] labels' judge while FILE is
+    as it was measured (the configured file never measured), not once FILE is edited."""
+    import dataclasses
+
+    from rag_regress.answers.calibration import calibrate, measured
+    from rag_regress.answers.settings import JudgeSettings
+
+    configured = write_jsonl(tmp_path / "judge_labels.jsonl", _outside_rows())
+    other = write_jsonl(tmp_path / "other.jsonl", _team_rows())
+    settings = dataclasses.replace(
+        JudgeSettings(), cache=tmp_path / ".cache" / "verdicts.json", labels=configured
+    )
+    calibrate(settings, tmp_path / "eval.toml", other)
+    assert "labels of other.jsonl" in measured(settings)
+    write_jsonl(other, _team_rows()[1:])
+    assert "not measured" in measured(settings)
+    calibrate(settings, tmp_path / "eval.toml")  # the configured file: its figures come first
+    assert "4 check labels of judge_labels.jsonl" in measured(settings)

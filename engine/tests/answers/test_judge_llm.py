@@ -603,7 +603,8 @@ def test_the_gate_with_the_llm_judge(
     server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """baseline then gate: exit 0 (the second run asks nothing: every verdict is cached); the
-    server then finds the SAML sentence unsupported: exit 3 naming q1; the server fails:
+    server then finds the SAML sentence unsupported: listed, exit 0 while the judge is not
+    measured, exit 3 naming q1 with [judge] gate_unmeasured = true; the server fails:
     exit 2 naming the answer. The API key is in no file the runs wrote."""
     monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-test-secret-456")
     config = _llm_project(tmp_path, server)
@@ -623,6 +624,11 @@ def test_the_gate_with_the_llm_judge(
     server.default = quoting(unsupported=lambda sentence: "SAML" in sentence)
     (tmp_path / ".cache" / "verdicts.json").unlink()
     capsys.readouterr()
+    # Its agreement with people unmeasured, the judge's checks are advisory: q1 is listed, no failure.
+    assert run_cli(["--config", str(config), "gate"]) == 0
+    out = capsys.readouterr().out
+    assert "Judge llm 2.1: not measured" in out and "[newly failing answer] q1" in out
+    config.write_text(config.read_text(encoding="utf-8") + "gate_unmeasured = true\n", encoding="utf-8")
     assert run_cli(["--config", str(config), "gate"]) == 3
     out = capsys.readouterr().out
     assert "[newly failing answer] q1" in out and "the judge found no support in the contexts" in out

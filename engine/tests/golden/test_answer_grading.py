@@ -165,6 +165,28 @@ def test_the_judges_evidence_is_marked_unless_blind(report: Report, corpus: dict
     assert all(doc["marks"] == [] for doc in blind["docs"]) and blind["id"] == item["id"]
 
 
+def test_a_supported_sentence_is_marked_where_the_judges_window_is(
+    report: Report, corpus: dict[str, Document]
+) -> None:
+    """The window each supported verdict rests on (the judge's, through the verdict cache) is
+    marked in its context; blind, nothing is, and the judge is not asked."""
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def windows(items: list[tuple[str, tuple[str, ...]]]) -> list[str]:
+        asked.extend(items)
+        return ["Enable 2FA with an authenticator app." if "2FA" in claim else "" for claim, _ in items]
+
+    items = answer_items(report, corpus, 15, 0, windows=windows).items
+    supported = [claim for claim, _ in asked]
+    assert supported and all(claim not in INVENTED for claim in supported)
+    [item] = [i for i in items if i["question_id"] == "q2" and i["claim"] not in INVENTED]
+    marks = {doc["id"]: [doc["text"][s:e] for s, e in doc["marks"]] for doc in item["docs"]}
+    assert marks["2fa-setup"] == ["Enable 2FA with an authenticator app."]
+    asked.clear()
+    blind = answer_items(report, corpus, 15, 0, evidence=False, windows=windows).items
+    assert asked == [] and all(doc["marks"] == [] for i in blind for doc in i["docs"])
+
+
 def test_the_split_is_a_digest_of_the_id() -> None:
     ids = [f"q{n}-{n:012x}" for n in range(2_000)]
     splits = [split_of(ident) for ident in ids]

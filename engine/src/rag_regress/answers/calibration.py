@@ -4,39 +4,47 @@ A labels file holds claims a person labelled against a context, one JSON object 
     {"id": "c01", "claim": "...", "context": "...", "supported": true,
      "kind": "numbers", "domain": "manuals", "split": "tune"}
 (`kind`, `domain` and `split` optional; so are `question`, `tags` and `provenance`, which
-`add-labels` writes for a sentence of the team's own answers: the question it answers, that
-question's tags, and who labelled it, when, from which report; checked, never part of a
-figure). `calibrate` runs the configured judge ([judge] in eval.toml), or each judge
-`--compare` names, on every example and reports, treating "unsupported" as the positive class
-(the judge's job is to catch them):
+`add-labels` writes for a sentence of the team's own answers, with domain TEAM_DOMAIN ("team"):
+the question it answers, that question's tags, and who labelled it, when, from which report;
+checked, never part of a figure). `calibrate` runs the configured judge ([judge] in eval.toml),
+or each judge `--compare` names, on every example and reports, treating "unsupported" as the
+positive class (the judge's job is to catch them):
   accuracy      share of examples where judge and label agree
   precision     of the claims the judge called unsupported, the share that truly are
   recall        of the truly unsupported claims, the share the judge caught
   kappa         Cohen's kappa: agreement corrected for chance (1 perfect, 0 chance level), with
                 a 95% bootstrap interval (BOOTSTRAP resamples of the examples, seeded)
   false_alarms  of the faithful claims, the share the judge flagged
-for each split of the labels on its own, per kind, per domain, and per finding of the narrow
-checks (how often it is found, and the share of those claims that truly are unsupported: its
+for each split of the labels on its own, per kind, per domain (the team's own answers first,
+then the other domains by name, labels without one last), and per finding of the narrow checks
+(how often it is found, and the share of those claims that truly are unsupported: its
 precision, whether or not [judge] fail_on lets it fail a claim). Splits: "tune" or "dev" (labels
 the judge's rules and threshold may be tuned on) and "holdout" or "check" (never tuned on).
 The threshold that maximises kappa is searched on the tuning split only. Disagreements are
 listed for the tuning split and only counted for the held-out one: a held-out failure someone
 has read is no longer held out. The verdict cache is not used: calibration always runs the
-judge. Each judge's figures are kept beside the verdict cache (`calibration.json`), keyed by
-its identity, so `eval` and `gate` can print the configured judge's measured agreement.
+judge. `--compare` runs each judge it names on the same labels, read once, and prints them side
+by side.
+
+Each judge's headline figures are kept beside the verdict cache (`calibration.json`, a cache:
+best effort), one entry per judge identity and labels digest (the sha256 of the labels file's
+bytes when calibration started), so `eval` and `gate` can print the configured judge's measured
+agreement: on labels with the bytes the labels file holds now, or, once it has been edited, that
+it was measured on an earlier version of them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvalInputError
+from ..errors import EvalInputError, shown_path
 from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _unique, json_lines
 from ..inputs.files import write_atomic
 from .judges import Verdict, build_judge
@@ -48,6 +56,8 @@ HELD_OUT = ("holdout", "check")  # never tuned on
 SPLITS = TUNING + HELD_OUT
 BOOTSTRAP = 1000  # resamples for the kappa interval
 SEED = 0
+TEAM_DOMAIN = "team"  # the domain add-labels gives the team's own answers: first in every table
+NO_DOMAIN = "(none)"  # the row of labels without a domain: last
 
 
 @dataclass(frozen=True)
@@ -204,15 +214,21 @@ def per_group(
     return found
 
 
+def domain_order(domains: Iterable[str]) -> list[str]:
+    """Domain names as every table shows them: TEAM_DOMAIN first, the rest sorted, NO_DOMAIN last."""
+    return sorted(set(domains), key=lambda name: (name != TEAM_DOMAIN, name == NO_DOMAIN, name))
+
+
 def per_domain(labels: list[Label], predicted: list[bool]) -> dict[str, dict[str, Any]]:
-    """Per domain: the split's figures (with kappa's interval) for its labels alone."""
-    domains = sorted({label.domain for label in labels})
+    """Per domain: the split's figures (with kappa's interval) for its labels alone, in
+    domain_order (labels without a domain under NO_DOMAIN)."""
+    names = [label.domain or NO_DOMAIN for label in labels]
     return {
-        domain or "(none)": figures(
-            [label.supported for label in labels if label.domain == domain],
-            [said for label, said in zip(labels, predicted, strict=True) if label.domain == domain],
+        domain: figures(
+            [label.supported for label, name in zip(labels, names, strict=True) if name == domain],
+            [said for said, name in zip(predicted, names, strict=True) if name == domain],
         )
-        for domain in domains
+        for domain in domain_order(names)
     }
 
 
@@ -265,8 +281,11 @@ def calibrate(
     """Run the judge of `settings` ([judge] of the eval.toml at `config_path`) on the labels
     (`labels_path`, or [judge] labels). Each split is reported on its own; the threshold that
     maximises kappa is searched on the tuning split only, never on the held-out one. With
-    `store`, the figures are kept beside the verdict cache for `eval` and `gate` to show."""
+    `store`, the figures are kept beside the verdict cache for `eval` and `gate` to show, under
+    the judge's identity and the digest of the labels file's bytes, taken before they are read
+    (`labels`, when given, were read from that file just before: as compare() does)."""
     path = labels_path or settings.labels
+    digest = labels_digest(path)
     labels = labels if labels is not None else load_labels(path)
     judge = build_judge(settings, config_path)
     verdicts = judge.verdicts([(label.claim, (label.context,)) for label in labels])
@@ -309,9 +328,12 @@ def calibrate(
     headline_split = next((s for s in HELD_OUT if s in measured_splits), measured_splits[0])
     headline = splits[headline_split]
     stats = getattr(judge, "stats", None)
+    names = [label.domain or NO_DOMAIN for label in labels]
     result = {
         "judge": judge.identity,
         "labels_path": str(path),
+        "labels_sha256": digest,
+        "domains": {name: names.count(name) for name in domain_order(names)},
         "threshold": threshold,
         "fail_on": list(fail_on),
         "split": headline_split,
@@ -333,14 +355,20 @@ def calibrate(
 def compare(
     settings: JudgeSettings, config_path: Path, backends: Sequence[str], labels_path: Path | None = None
 ) -> dict[str, Any]:
-    """calibrate() for each backend named, with [judge]'s other settings, on the same labels."""
+    """calibrate() for each backend named, with [judge]'s other settings, on the same labels (the
+    file read once, every backend judging every row of it). The configured backend's figures are
+    kept as calibrate() keeps them, under the digest taken before the file was read."""
     path = labels_path or settings.labels
+    digest = labels_digest(path)
     labels = load_labels(path)
     results = {}
-    for name in backends:
+    for name in dict.fromkeys(backends):
         chosen = settings if name == settings.backend else _with_backend(settings, name, config_path)
-        results[name] = calibrate(chosen, config_path, path, labels=labels, store=name == settings.backend)
-    return {"labels_path": str(path), "backends": results}
+        result = calibrate(chosen, config_path, path, labels=labels, store=False)
+        results[name] = result | {"labels_sha256": digest}
+        if name == settings.backend:
+            remember(chosen, results[name])
+    return {"labels_path": str(path), "labels_sha256": digest, "backends": results}
 
 
 def _with_backend(settings: JudgeSettings, name: str, config_path: Path) -> JudgeSettings:
@@ -373,12 +401,47 @@ def _stored(path: Path) -> list[dict[str, Any]]:
     return [entry for entry in kept if isinstance(entry, dict)] if isinstance(kept, list) else []
 
 
+def labels_digest(path: Path) -> str | None:
+    """The sha256 of the labels file's bytes (as gate/receipt.sha256_file, which the report's
+    receipt records); None when it is not a regular file or cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        if not path.is_file():  # a folder, a pipe: never a hang
+            return None
+        with path.open("rb") as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _same_file(stored: object, path: Path) -> bool:
+    try:
+        return isinstance(stored, str) and Path(stored).resolve() == path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def remember(settings: JudgeSettings, result: dict[str, Any]) -> None:
-    """Keep the headline figures of `result` by judge identity (best effort: a cache)."""
+    """Keep the headline figures of `result` by judge identity and labels digest, one entry for
+    each (best effort: a cache). Without a digest (the labels file unreadable) nothing is kept."""
+    digest = result.get("labels_sha256")
+    if not digest:
+        return
     path = stored_path(settings)
-    kept = [entry for entry in _stored(path) if entry.get("judge") != result["judge"]]
-    keys = ("judge", "labels_path", "split", "examples", "kappa", "kappa_95", "false_alarms", "accuracy")
-    kept.append({key: result[key] for key in keys})
+    kept = [
+        entry
+        for entry in _stored(path)
+        if (entry.get("judge"), entry.get("labels_sha256")) != (result["judge"], digest)
+    ]
+    keys = ("judge", "split", "examples", "kappa", "kappa_95", "false_alarms", "accuracy")
+    entry = {key: result[key] for key in keys}
+    try:
+        labels_path = str(Path(result["labels_path"]).resolve())
+    except (OSError, RuntimeError, ValueError):
+        labels_path = str(result["labels_path"])
+    kept.append(entry | {"labels_path": labels_path, "labels_sha256": digest})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(kept[-20:], indent=1, sort_keys=True) + "\n")
@@ -386,18 +449,53 @@ def remember(settings: JudgeSettings, result: dict[str, Any]) -> None:
         pass  # the figures are a convenience: calibration itself has been printed
 
 
+def _figures_line(entry: dict[str, Any]) -> str | None:
+    """The agreement line of a kept entry; None when the entry is not one remember() wrote."""
+    try:
+        low_high = entry.get("kappa_95") or [None, None]
+        interval = f" (95% {low_high[0]:.2f} to {low_high[1]:.2f})" if None not in low_high else ""
+        kappa = "n/a" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
+        flagged = entry.get("false_alarms")
+        alarms = f", flags {flagged:.0%} of faithful claims" if flagged is not None else ""
+        labels = f"{entry['examples']} {entry['split']} labels of {Path(entry['labels_path']).name}"
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    return f"Judge agreement: kappa {kappa}{interval}{alarms} on {labels}"
+
+
 def measured(settings: JudgeSettings) -> str:
-    """One line: the configured judge's measured agreement, or that it was not measured."""
+    """One line: the configured judge's measured agreement, or that it was not measured.
+
+    The figures are those kept for the judge's identity on labels with the bytes [judge] labels
+    holds now; when they were kept for an earlier version of that file only, it says so. Figures
+    kept for another labels file (`calibrate --labels FILE`) are shown while that file is
+    unchanged. A labels file that cannot be read has not been measured."""
     identity = settings.identity()
-    for entry in _stored(stored_path(settings)):
-        if entry.get("judge") == identity:
-            low_high = entry.get("kappa_95") or [None, None]
-            interval = f" (95% {low_high[0]:.2f} to {low_high[1]:.2f})" if None not in low_high else ""
-            kappa = "n/a" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
-            flagged = entry.get("false_alarms")
-            alarms = f", flags {flagged:.0%} of faithful claims" if flagged is not None else ""
-            labels = f"{entry['examples']} {entry['split']} labels of {Path(entry['labels_path']).name}"
-            return f"Judge agreement: kappa {kappa}{interval}{alarms} on {labels}"
+    mine = [entry for entry in reversed(_stored(stored_path(settings))) if entry.get("judge") == identity]
+    current = labels_digest(settings.labels)
+    digests: dict[str, str | None] = {}
+    earlier = False
+    for entry in mine:
+        if current is not None and entry.get("labels_sha256") == current:
+            line = _figures_line(entry)
+            if line:
+                return line
+        earlier = earlier or (current is not None and _same_file(entry.get("labels_path"), settings.labels))
+    if earlier:
+        return (
+            f"Judge agreement: measured on an earlier version of {shown_path(settings.labels)}; "
+            "run `calibrate` again"
+        )
+    for entry in mine:  # figures of another labels file, still as it was measured
+        other = entry.get("labels_path")
+        if not isinstance(other, str) or not entry.get("labels_sha256"):
+            continue
+        if other not in digests:
+            digests[other] = labels_digest(Path(other))
+        if digests[other] == entry["labels_sha256"]:
+            line = _figures_line(entry)
+            if line:
+                return line
     return "Judge agreement: not measured for this judge and its settings (run `calibrate`)"
 
 
@@ -409,7 +507,14 @@ def _interval(value: list[float] | None) -> str:
     return f"[{value[0]:.2f}, {value[1]:.2f}]" if value else "n/a"
 
 
+def _team(domains: dict[str, int]) -> str:
+    """What the header says of the team's own answers among the labels, when they hold some."""
+    count = domains.get(TEAM_DOMAIN, 0)
+    return f" (the team's own answers: {count} labels, domain {TEAM_DOMAIN!r})" if count else ""
+
+
 def format_calibration(result: dict[str, Any]) -> str:
+    """calibrate()'s result as the console shows it: a header, then each split's tables."""
     judge = result["judge"]
     model = (
         f" model {judge['model']}" + (f"@{judge['revision']}" if judge.get("revision") else "")
@@ -420,7 +525,7 @@ def format_calibration(result: dict[str, Any]) -> str:
     failing = ", ".join(result["fail_on"]) or "none"
     lines = [
         f"Judge {judge['name']} {judge.get('version') or ''}{model}, threshold {result['threshold']:g}, "
-        f"failing findings: {failing}; on {source}"
+        f"failing findings: {failing}; on {source}{_team(result.get('domains', {}))}"
     ]
     for split, found in result["splits"].items():
         title = (
@@ -449,11 +554,12 @@ def format_calibration(result: dict[str, Any]) -> str:
             f"  kappa 95% interval {_interval(found['kappa_95'])}; faithful claims flagged: "
             + ("n/a" if found["false_alarms"] is None else f"{found['false_alarms']:.0%}")
         )
-        if len(found["per_domain"]) > 1 or "(none)" not in found["per_domain"]:
+        if len(found["per_domain"]) > 1 or NO_DOMAIN not in found["per_domain"]:
             lines.append(
                 f"  {'domain':<20} {'n':>3} {'accuracy':>8} {'kappa':>6}  95% interval  faithful flagged"
             )
-            for domain, entry in found["per_domain"].items():
+            for domain in domain_order(found["per_domain"]):
+                entry = found["per_domain"][domain]
                 alarms = "n/a" if entry["false_alarms"] is None else f"{entry['false_alarms']:.0%}"
                 lines.append(
                     f"  {domain:<20} {entry['n']:>3} {entry['accuracy']:8.3f} {_figure(entry['kappa'], 6)}  "
@@ -489,11 +595,17 @@ def format_calibration(result: dict[str, Any]) -> str:
 def format_comparison(result: dict[str, Any]) -> str:
     """The backends side by side: kappa (and faithful claims flagged) per split and domain."""
     names = list(result["backends"])
-    lines = [f"Judges compared on {Path(result['labels_path']).name}: kappa (faithful claims flagged)"]
+    domains_held: dict[str, int] = next(
+        (r["domains"] for r in result["backends"].values() if "domains" in r), {}
+    )
+    lines = [
+        f"Judges compared on {Path(result['labels_path']).name}{_team(domains_held)}: "
+        "kappa (faithful claims flagged)"
+    ]
     splits = dict.fromkeys(split for r in result["backends"].values() for split in r["splits"])
     for split in splits:
         lines += ["", f"{split}:", f"  {'domain':<20} " + " ".join(f"{name:>16}" for name in names)]
-        domains = dict.fromkeys(
+        domains = domain_order(
             d for r in result["backends"].values() for d in r["splits"].get(split, {}).get("per_domain", {})
         )
         for domain in [*domains, "all"]:

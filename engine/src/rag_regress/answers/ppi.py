@@ -1,21 +1,28 @@
-"""A prediction-powered estimate of a share: the judge's rate on every item, corrected by its
-errors on the items people labelled (Angelopoulos et al., "Prediction-powered inference",
-Science 2023; the estimate ARES reports).
+"""A corrected estimate of a share the judge measures: the judge's verdict on every item of a
+run, corrected by how often people agreed with each of its verdicts on the items they
+labelled. This is prediction-powered inference (Angelopoulos et al., "Prediction-powered
+inference", Science 2023; the estimate ARES reports) with the rectifier taken per verdict,
+because `grade --answers` samples the labelled sentences stratified by the judge's verdict.
 
-With the judge's 0/1 verdicts f on all N items of a run, and on n labelled items both the
-judge's verdict f_i and the person's label y_i:
+Each item i of the run has the judge's verdict f_i (1 supported, 0 not) and a weight w_i >= 0,
+the weights summing to 1 (faithfulness: 1 / (the answer's judged sentences x the answered
+questions), so the estimate is of the same per-question mean the report's aggregate is).
+Of the n labelled items, n_v were given verdict v by the judge and a_v of those were labelled
+supported by a person. With W_v the run's weight of verdict v and p_v = a_v / n_v:
 
-    estimate  = mean(f over the N items) - mean(f_i - y_i over the n labelled ones)
-    variance  = var(f over the N) / N + var(f_i - y_i over the n) / n
+    raw       = W_1                                   (the judge's own figure)
+    estimate  = W_1 * p_1 + W_0 * p_0                 (what people would say, per verdict)
+    variance  = sum over v of W_v^2 * q_v * (1 - q_v) / n_v,  q_v = (a_v + 2) / (n_v + 4)
     interval  = estimate -/+ z * sqrt(variance), z = 1.96 for 95%, clipped to [0, 1]
 
-The correction (the rectifier) removes the judge's bias as measured on the labels; the
-interval carries both the run's sampling and the labels' (few labels: a wide interval). It
-is valid whatever the judge's quality: a judge near chance gives an honest, wide interval
-rather than a confident wrong rate. Edge cases: no labelled item, or fewer than two on
-either side, gives None (no estimate without a measured correction); sample variances use
-n - 1; a judge that agrees with every label has a rectifier of 0, and the interval then
-comes from the run alone.
+q_v is the Agresti-Coull centre: labels that all agree with the judge still leave an interval
+(ten agreeing labels do not prove the next thousand agree). The run's items are the whole
+population described (this run's answers), so only the labels' sampling is in the variance.
+Valid whatever the judge's quality: a judge near chance gets a large correction and an honest
+interval instead of a confident wrong rate. It assumes that, within a verdict, the labelled
+items are like the run's (sampled from the same kind of answers). Edge cases: a verdict the run
+holds (W_v > 0) with no labelled item of that verdict gives None (its correction is unknown),
+as does a run with no weight; a verdict the run does not hold needs no label.
 """
 
 from __future__ import annotations
@@ -23,36 +30,64 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import sqrt
-from statistics import NormalDist, fmean, variance
+from statistics import NormalDist
 
 
 @dataclass(frozen=True)
 class Estimate:
-    raw: float  # the judge's rate on every item
-    estimate: float  # corrected by its errors on the labelled items
+    raw: float  # the judge's figure: the weight of the items it found supported
+    estimate: float  # corrected by people's agreement with each verdict on the labelled items
     low: float
     high: float
     labelled: int  # n
-    items: int  # N
+    items: int  # the run's items
     confidence: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "raw": self.raw,
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "labelled": self.labelled,
+            "items": self.items,
+            "confidence": self.confidence,
+        }
 
 
 def prediction_powered(
-    judged: Sequence[bool], labelled: Sequence[tuple[bool, bool]], confidence: float = 0.95
+    run: Sequence[tuple[bool, float]], labelled: Sequence[tuple[bool, bool]], confidence: float = 0.95
 ) -> Estimate | None:
-    """The prediction-powered estimate of the share of true items (module doc): `judged` is
-    the judge's verdict on every item, `labelled` the (judge, person) pairs on the labelled
-    ones. None with fewer than two items on either side."""
-    if len(judged) < 2 or len(labelled) < 2:
+    """The corrected share (module doc): `run` holds each item's (judge verdict, weight), the
+    weights summing to 1; `labelled` the (judge verdict, person's label) pairs. None when a
+    verdict the run holds has no labelled item, or the run has no weight."""
+    total = sum(weight for _, weight in run)
+    if total <= 0:
         return None
-    rates = [float(v) for v in judged]
-    errors = [float(judge) - float(person) for judge, person in labelled]
-    raw = fmean(rates)
-    estimate = raw - fmean(errors)
-    spread = sqrt(variance(rates) / len(rates) + variance(errors) / len(errors))
+    estimate = variance = 0.0
+    for verdict in (True, False):
+        share = sum(weight for said, weight in run if said is verdict) / total
+        labels = [person for said, person in labelled if said is verdict]
+        if share == 0:
+            continue
+        if not labels:
+            return None
+        agreed = sum(labels)
+        estimate += share * agreed / len(labels)
+        centre = (agreed + 2) / (len(labels) + 4)
+        variance += share**2 * centre * (1 - centre) / len(labels)
+    raw = sum(weight for said, weight in run if said) / total
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    low, high = estimate - z * spread, estimate + z * spread
-    return Estimate(raw, _share(estimate), _share(low), _share(high), len(labelled), len(judged), confidence)
+    spread = z * sqrt(variance)
+    return Estimate(
+        raw,
+        _share(estimate),
+        _share(estimate - spread),
+        _share(estimate + spread),
+        len(labelled),
+        len(run),
+        confidence,
+    )
 
 
 def _share(value: float) -> float:

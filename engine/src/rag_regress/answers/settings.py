@@ -13,6 +13,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -162,6 +163,26 @@ class JudgeTable:
         le=1,
         description="llm (and any judge that may give no verdict): the floor of `judged`, the share of "
         "the run's judge items given a verdict; below it the gate fails, whatever [gate.floors] says",
+    )
+    min_kappa: StrictFloat = Field(
+        default=0.4,
+        ge=-1,
+        le=1,
+        description="a judge-based check (faithfulness, citations, correctness, answer_precision, facts "
+        "matched by the judge) gates only when the judge's Cohen's kappa on the held-out labels of "
+        "`labels` reaches this, with its 95% interval above 0; else it is advisory: shown, never failing",
+    )
+    min_labels: StrictInt = Field(
+        default=50,
+        ge=1,
+        le=1_000_000,
+        description="held-out labels (split check or holdout) of `labels` needed to measure the judge; "
+        "fewer: not measured, and its checks advisory",
+    )
+    gate_unmeasured: StrictBool = Field(
+        default=False,
+        description="gate the judge-based checks though the judge's agreement with people was not "
+        "measured or is below min_kappa (every view says so)",
     )
     max_tokens: StrictInt = Field(
         default=1024,

@@ -22,8 +22,9 @@ Two rules ([gate] flip_rule), for every check:
           Otherwise it passes and its newly failing questions are listed for review (the
           gate's non-blocking failures).
 Whatever the rule: a check of a part declared stochastic never fails here (its rule is
-non-inferiority: listed only); a must-pass question that newly fails a check always fails the
-gate (rules.py), as do floors.
+non-inferiority: listed only), nor does a check resting on a judge that has not earned its
+place (answers/trust.py: advisory, listed only); a must-pass question that newly fails a
+check always fails the gate (rules.py), as do floors.
 """
 
 from __future__ import annotations
@@ -78,12 +79,13 @@ class CheckFlips:
     allowed: int  # strict: newly failing questions tolerated ([gate.allowed_flips])
     failing: list[Flip]
     passing: list[Flip]
-    blocking: bool  # False: a stochastic check, listed and left to its non-inferiority test
+    blocking: bool  # False: a stochastic or advisory check, listed and never counted
     rule: str = STRICT  # STRICT or NET ([gate] flip_rule)
     allowed_net_loss: int = 0  # net: newly failing beyond newly passing tolerated
     p: float | None = None  # net: exact one-sided sign test of the flips (stats.flip_p)
     p_adjusted: float | None = None  # net: min-P step-down over the checks judged by the net rule
     alpha: float = 0.05  # [stats] alpha, the net rule's level
+    advisory: str = ""  # why: a check resting on a judge not trusted to gate (answers/trust.py)
 
     @property
     def net_loss(self) -> int:
@@ -110,6 +112,8 @@ class CheckFlips:
             f"{self.check}: {len(self.failing)} newly failing, {len(self.passing)} newly passing "
             f"of {self.applicable}"
         )
+        if self.advisory:
+            return f"{counts} (advisory, listed and not counted; the judge: {self.advisory})"
         if not self.blocking:
             return f"{counts} (stochastic: listed, not counted)"
         if self.rule != NET:
@@ -144,11 +148,14 @@ def find_flips(
     rule: str = STRICT,
     allowed_net_loss: int | float = 0,
     stats: StatsSettings | None = None,
+    advisory: dict[str, str] | None = None,
 ) -> list[CheckFlips]:
     """Every check's flips both ways, judged by `rule` (module docstring). `allowed` maps a
     check to a count (int) or a share of its applicable questions (float, rounded down), as
     does `allowed_net_loss` for every check under the net rule; `stochastic` checks never
-    block; `stats` gives the net rule's alpha and patterns (default [stats])."""
+    block, nor do `advisory` ones (check -> why: its judge has not earned it); `stats` gives
+    the net rule's alpha and patterns (default [stats])."""
+    advisory = advisory or {}
     old = {row.id: row for row in baseline.questions}
     found = []
     for check, threshold in checks.items():
@@ -165,7 +172,9 @@ def find_flips(
             elif now >= threshold > was:
                 passing.append(Flip(check, row, before, was, now, threshold))
         count = _count(allowed.get(check, 0), applicable)
-        found.append(CheckFlips(check, applicable, count, failing, passing, check not in stochastic))
+        why = advisory.get(check, "")
+        blocking = check not in stochastic and not why
+        found.append(CheckFlips(check, applicable, count, failing, passing, blocking, advisory=why))
     if rule != NET:
         return found
     return net_tested(found, allowed_net_loss, stats or StatsSettings())

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
+from ..answers.trust import advisory_checks, changed_since
 from ..errors import EvalInputError
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import GateSettings, StatsSettings
@@ -75,6 +76,8 @@ class Failure:
     # (largest drop first; drops.py), and what they are or why there are none
     moves: tuple[QuestionMove, ...] = ()
     moves_note: str = ""
+    # a check resting on a judge not trusted to gate (answers/trust.py): why; never blocking
+    advisory: str = ""
 
 
 def question_failure(
@@ -130,6 +133,7 @@ class GateResult:
                     "p_adjusted": flips.p_adjusted,
                     "fails": flips.over,
                     "verdict": flips.summary(),
+                    "advisory": flips.advisory,
                 }
                 for flips in self.flips
             ],
@@ -244,11 +248,34 @@ def compare(
     def behind(moves: QuestionMoves) -> dict[str, Any]:
         return {"moves": moves.moves, "moves_note": moves.note}
 
+    calibration = report.receipt.get("calibration")
+    advisory = advisory_checks(calibration)  # judge-based checks the judge has not earned
+
+    def held(name: str) -> dict[str, Any]:
+        """A failure of `name`'s: advisory (never blocking) when it rests on an untrusted judge."""
+        why = advisory.get(name.split(" [", 1)[0], "")
+        return {"blocking": not why, "advisory": why}
+
+    if moved := changed_since(calibration, baseline.receipt.get("calibration")):
+        result.notes.append(moved)
+    corrected = (calibration or {}).get("faithfulness")
     for name, floor in floors.items():
+        if name == "faithfulness" and isinstance(corrected, dict):
+            # held by the corrected estimate's interval, not the judge's own figure
+            if not not_lower(floor, corrected["low"]):
+                message = (
+                    f"faithfulness corrected by {corrected['labelled']} labels of your answers is "
+                    f"{corrected['estimate']:.3f} (95% {corrected['low']:.3f} to "
+                    f"{corrected['high']:.3f}; the judge alone {now[name]:.3f}): its lower end is "
+                    f"below the floor {floor:.3f}"
+                )
+                moves = question_moves(report, baseline, name, OVERALL, floor)
+                result.failures.append(Failure("floor", name, message, **behind(moves), **held(name)))
+            continue
         if not not_lower(floor, now[name]):
             message = f"{name} = {now[name]:.3f} is below its floor {floor:.3f}"
             moves = question_moves(report, baseline, name, OVERALL, floor)
-            result.failures.append(Failure("floor", name, message, **behind(moves)))
+            result.failures.append(Failure("floor", name, message, **behind(moves), **held(name)))
     for tag, tag_floors in gate.slice_floors.items():
         piece = report.slices.get(tag)
         for metric, floor in tag_floors.items():
@@ -263,6 +290,7 @@ def compare(
                         f"{metric} = {value:.3f} on tag {tag!r} "
                         f"({piece.evaluated if piece else 0} questions) is below its slice floor {floor:.3f}",
                         **behind(question_moves(report, baseline, str(metric), tag, floor)),
+                        **held(str(metric)),
                     )
                 )
 
@@ -307,7 +335,9 @@ def compare(
         if test.regression:
             message = regression_message(test, n_evaluated, stats.alpha, figures(test))
             moves = question_moves(report, baseline, test.metric, test.scope)
-            result.failures.append(Failure("regression", subject, message, **behind(moves)))
+            result.failures.append(
+                Failure("regression", subject, message, **behind(moves), **held(test.metric))
+            )
         elif (
             test.rule == SIGNIFICANCE
             and test.beyond_tolerance
@@ -331,6 +361,7 @@ def compare(
         gate.flip_rule,
         gate.allowed_net_loss,
         stats,
+        advisory,
     )
     k = report.k
     # The same must-pass rule as `compare`: no relevant document in the top k.

@@ -26,11 +26,12 @@ so on, until `count` are picked or none is left. The first picks cover every tag
 verdicts; small strata are all there, large ones share the rest equally. The sample is then
 shuffled, so the page's order says nothing of the verdicts.
 
-Evidence. The report keeps no window per sentence: what it holds is an unsupported sentence's
-reason, whose quotes ("where the context says 'Y'") name words of the contexts; each quote
-found in a context (whole words, any case) is marked there. A supported sentence's reason is
-empty, so where there is evidence the judge found the sentence unsupported: `--blind` marks
-none, for grades the judge cannot lean on. The judge's verdict itself is never shown.
+Evidence. For an unsupported sentence, the quotes of its reason in the report ("where the
+context says 'Y'") name words of the contexts; for a supported one, the window the configured
+judge's verdict rests on (the report keeps none: it is read through the verdict cache, so the
+judge is asked only for what it has not judged). Each is marked where a context holds it (whole
+words, any case). Both verdicts have evidence, so a mark does not give the verdict away, but a
+grader may lean on it: `--blind` marks none. The judge's verdict itself is never shown.
 
 A sentence's label id is its question's id and a digest of the sentence and the contexts' text
 as the page shows them (`label_id`): two graders' pages of the same report give the same ids,
@@ -46,12 +47,16 @@ import random
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..answers.checks import judge_all
 from ..answers.citations import cited_sentences
+from ..answers.judges import Item
 from ..answers.judges.claims import split_sentences
+from ..answers.verdicts import judged as has_verdict
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
 from ..gate.receipt import sha256_file
@@ -190,12 +195,15 @@ def context_text(docs: list[dict[str, Any]]) -> str:
     return "\n\n".join(doc["text"] for doc in docs)
 
 
-def sentence_item(judged: Judged, corpus: dict[str, Document], evidence: bool) -> dict[str, Any]:
-    """The page's item for one sampled sentence (every context document is in `corpus`)."""
+def sentence_item(
+    judged: Judged, corpus: dict[str, Document], evidence: bool, window: str = ""
+) -> dict[str, Any]:
+    """The page's item for one sampled sentence (every context document is in `corpus`);
+    `window`: the text the judge's verdict of a supported sentence rests on, marked too."""
     row = judged.row
     assert row.answer is not None
     answer = row.answer
-    pieces = quotes(judged.why) if evidence else []
+    pieces = [*quotes(judged.why), *([window.strip()] if window.strip() else [])] if evidence else []
     positions: dict[str, list[int]] = {}
     for number, doc_id in enumerate(answer.contexts, start=1):
         positions.setdefault(doc_id, []).append(number)
@@ -237,9 +245,16 @@ class Sampled:
 
 
 def answer_items(
-    report: Report, corpus: dict[str, Document], count: int, seed: int, evidence: bool = True
+    report: Report,
+    corpus: dict[str, Document],
+    count: int,
+    seed: int,
+    evidence: bool = True,
+    windows: Callable[[list[Item]], list[str]] | None = None,
 ) -> Sampled:
-    """The page's items for `count` sentences of `report`'s answers (module docstring)."""
+    """The page's items for `count` sentences of `report`'s answers (module docstring).
+    `windows` gives, for (claim, contexts) items, the window each verdict rests on: the
+    evidence of the sampled supported sentences (none without it, or with `evidence` off)."""
     sentences: list[Judged] = []
     not_lined_up: list[str] = []
     missing: dict[str, list[str]] = {}
@@ -258,7 +273,15 @@ def answer_items(
     chosen = sample(sentences, count, seed)
     verdicts = Counter(judged.verdict for judged in chosen)
     tags = Counter(tag for judged in chosen for tag in dict.fromkeys(judged.row.tags or [UNTAGGED]))
-    items = [sentence_item(judged, corpus, evidence) for judged in chosen]
+    marked = [""] * len(chosen)
+    supported = [i for i, one in enumerate(chosen) if one.verdict == SUPPORTED]
+    if evidence and windows is not None and supported:
+        asked = [(chosen[i].claim, _contexts(chosen[i].row, corpus)) for i in supported]
+        for i, window in zip(supported, windows(asked), strict=True):
+            marked[i] = window
+    items = [
+        sentence_item(judged, corpus, evidence, window) for judged, window in zip(chosen, marked, strict=True)
+    ]
     return Sampled(
         items,
         len(sentences),
@@ -268,6 +291,23 @@ def answer_items(
         dict(sorted(verdicts.items())),
         dict(sorted(tags.items())),
     )
+
+
+def _contexts(row: QuestionResult, corpus: dict[str, Document]) -> tuple[str, ...]:
+    """The texts of the answer's contexts, from the corpus, once each, in the answer's order."""
+    assert row.answer is not None
+    return tuple(corpus[doc_id].text for doc_id in dict.fromkeys(row.answer.contexts))
+
+
+def judge_windows(config: Config) -> Callable[[list[Item]], list[str]]:
+    """The configured judge's window for each item, through the verdict cache (the verdicts
+    the run judged are there, so the judge is asked only for what it has not judged)."""
+
+    def windows(items: list[Item]) -> list[str]:
+        verdicts, _ = judge_all(items, config.judge, config.path)
+        return [verdict.window if has_verdict(verdict) else "" for verdict in verdicts]
+
+    return windows
 
 
 def read_run_report(path: Path) -> tuple[Report, str]:
@@ -331,7 +371,7 @@ def run_grade_answers(
             "the report holds no answer text (a baseline's form keeps none)",
             "grade the report `rag-regress eval` writes ([data] report), not the baseline",
         )
-    sampled = answer_items(report, corpus, count, seed, evidence)
+    sampled = answer_items(report, corpus, count, seed, evidence, judge_windows(config))
     for qid, docs in sampled.missing.items():
         print(
             f"note: {qid} left out: its context(s) {', '.join(docs)} are not in the corpus", file=sys.stderr

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..answers.calibration import load_labels
+from ..answers.calibration import TEAM_DOMAIN, load_labels
 from ..errors import EvalInputError, ExitCode
 from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..settings.config import Config
@@ -74,7 +74,7 @@ from .merge import (
 
 FORMAT = "rag-regress-labels"
 VERSION = 1
-DOMAIN = "team"  # the labels' domain in calibrate's tables: the team's own answers
+DOMAIN = TEAM_DOMAIN  # the labels' domain in calibrate's tables (answers/calibration.py): first in each
 LABELS = {"supported": True, "not supported": False, "cannot tell": None}
 Settle = Literal["keep", "replace"]
 SETTLE: tuple[Settle, ...] = ("keep", "replace")

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
+from ..answers.trust import JUDGE_CHECKS, advisory_checks, corrected_line, trust_line
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import AnswerResult, QuestionResult, Report
 from ..net.redact import redact
@@ -139,8 +140,12 @@ def _summary(report: Report) -> list[str]:
     applied = [name for name in ANSWER_CHECKS if name in report.aggregate and _applies(report, name)]
     width = max([12, *map(len, applied)])
     lines += [f"  {name:<{width}} {_number(report.aggregate.get(name))}" for name in names]
+    calibration = report.receipt.get("calibration")
+    advisory = advisory_checks(calibration)
     lines += [
-        f"  {name:<{width}} {_number(report.aggregate.get(name))}   {ANSWER_CHECKS[name]}" for name in applied
+        f"  {name:<{width}} {_number(report.aggregate.get(name))}   {ANSWER_CHECKS[name]}"
+        + (" [advisory]" if name in advisory else "")
+        for name in applied
     ]
     passages = report.passages  # only when the golden set names passages (retrieval/passages.py)
     if passages is not None:
@@ -152,6 +157,10 @@ def _summary(report: Report) -> list[str]:
         model = f", model {judge.get('model')}" + (f"@{judge['revision']}" if judge.get("revision") else "")
         named = model if judge.get("model") else ""
         lines.append(f"Judge {judge.get('name')}{named}, threshold {judge.get('threshold')}")
+    if calibration is not None or (judge and any(name in JUDGE_CHECKS for name in applied)):
+        version = " ".join(str(judge[key]) for key in ("name", "version") if judge.get(key))
+        lines.append(trust_line(calibration, version or "(unknown)"))
+        lines += [corrected] if (corrected := corrected_line(calibration)) else []
     slices = {tag: piece for tag, piece in report.slices.items() if piece.evaluated}
     if slices:
         lines += ["", "Slices by tag (n = evaluated questions):"]
@@ -335,13 +344,15 @@ def console_verdict(view: GateView) -> str:
     width = max([12, *(len(row.cells[0]) for row in view.metrics)])  # "citation_precision"
     lines = ["  " + _columns(MetricRow.HEADER, width)]
     for row in view.metrics:
-        lines.append("  " + _columns(row.cells, width) + f"  {'FAIL' if row.failed else 'ok'}")
+        lines.append("  " + _columns(row.cells, width) + f"  {row.verdict}")
     lines += [f"  ({note})" for note in view.paired_notes]
     lines.append(f"  ({view.rule})")
     lines.append(f"  (tolerance: {view.in_questions})")
     lines.append(f"  ({view.correction})")
     lines.append(f"  ({view.mde_text})")
     lines.append(f"  ({view.judged})")
+    lines.append(f"  ({view.judge_trust})")
+    lines += [f"  ({view.corrected})"] if view.corrected else []
     if view.slices:
         width = max(len(row.tag) for row in [*view.slices]) if view.slices else 3
         width = max(width, 3)
@@ -365,6 +376,7 @@ def console_verdict(view: GateView) -> str:
         lines += [f"  {name:<12} {dev:7.3f} {held:8.3f} {gap:+7.3f}" for name, dev, held, gap in view.holdout]
     lines += [f"warning: {warning}" for warning in view.warnings]
     lines += [f"note: {note}" for note in view.notes]
+    lines += [f"advisory, not failing the gate: {line}" for line in view.advisory]
     if view.flip_checks:
         lines.append("Flips per check against the baseline (newly failing and newly passing questions):")
         for listing in view.flip_checks:
@@ -373,7 +385,7 @@ def console_verdict(view: GateView) -> str:
     if listed:
         lines.append(
             f"{len(listed)} newly failing question(s) for review (within [gate.allowed_flips], of a check "
-            "the net rule passed, or of stochastic checks):"
+            "the net rule passed, of stochastic checks, or of advisory ones):"
         )
         for issue in listed:  # every one: the CI log is where a failure is read
             lines += _issue_lines(issue, view.max_listed)

@@ -128,7 +128,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def _metric_table(view: GateView) -> str:
     rows = []
     for row in view.metrics:
-        verdict = f'<b class="fail">FAIL</b> ({text(row.failed)})' if row.failed else "ok"
+        verdict = f'<b class="fail">FAIL</b> ({text(row.failed)})' if row.failed else text(row.verdict)
         rows.append([*(text(cell) for cell in row.cells), verdict])
     return _table([*MetricRow.HEADER, "verdict"], rows)
 
@@ -187,7 +187,13 @@ def html_report(view: GateView) -> str:
         _metric_table(view),
         *(f'<p class="detail">{text(note)}</p>' for note in view.paired_notes),
         f"<p>{text(view.judged[0].upper() + view.judged[1:])}.</p>",
+        f'<p class="trust">{text(view.judge_trust)}.</p>',
+        *([f"<p>{text(view.corrected[0].upper() + view.corrected[1:])}.</p>"] if view.corrected else []),
     ]
+    if view.advisory:
+        body.append("<h2>Advisory: below their floor or dropped, not failing the gate</h2><ul>")
+        body += [f"<li>{text(line)}</li>" for line in view.advisory]
+        body.append("</ul>")
     body += [f'<div class="warn">{text(w)}</div>' for w in view.warnings]
     if view.slices:
         body.append(
@@ -223,7 +229,7 @@ def html_report(view: GateView) -> str:
     if view.listed_questions:
         body.append(
             "<h2>Newly failing questions for review (within [gate.allowed_flips], of a check the net rule "
-            "passed, or of stochastic checks)</h2><ul>"
+            "passed, of stochastic checks, or of advisory ones)</h2><ul>"
         )
         shown, more = view.shown(view.listed_questions)
         body += [_issue(issue, view.max_listed) for issue in shown]

@@ -82,7 +82,7 @@ def markdown_summary(view: GateView) -> str:
         "|---|---:|---:|---:|---|---:|---:|---:|---|",
     ]
     for row in view.metrics:
-        verdict = f"**FAIL** ({text(row.failed)})" if row.failed else "ok"
+        verdict = f"**FAIL** ({text(row.failed)})" if row.failed else text(row.verdict)
         lines.append("| " + " | ".join([*(text(cell) for cell in row.cells), verdict]) + " |")
     if view.paired_notes:
         lines += ["", *(f"- {text(note)}" for note in view.paired_notes)]
@@ -91,7 +91,13 @@ def markdown_summary(view: GateView) -> str:
         f"{text(view.mde_text[0].upper() + view.mde_text[1:])}.",
         "",
         f"{text(view.judged[0].upper() + view.judged[1:])}.",
+        "",
+        f"{text(view.judge_trust)}.",
+        *(["", f"{text(view.corrected[0].upper() + view.corrected[1:])}."] if view.corrected else []),
     ]
+    if view.advisory:
+        lines += ["", "### Advisory: below their floor or dropped, not failing the gate", ""]
+        lines += [f"- {text(line)}" for line in view.advisory]
     for warning in view.warnings:
         lines += [f"> ⚠️ {text(warning)}", ">"]
     if not view.passed:
@@ -111,7 +117,7 @@ def markdown_summary(view: GateView) -> str:
         lines += [
             "",
             "### Newly failing questions for review (within [gate.allowed_flips], of a check the net rule "
-            "passed, or of stochastic checks)",
+            "passed, of stochastic checks, or of advisory ones)",
             "",
         ]
         shown, more = view.shown(view.listed_questions)

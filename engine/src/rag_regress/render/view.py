@@ -10,11 +10,13 @@ page). All three start from `show_controls`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..answers.settings import ANSWER_CHECKS
+from ..answers.trust import advisory_checks, corrected_line, trust_line
 from ..gate.flips import NET, CheckFlips, Flip
 from ..gate.pooling import judged_text
 from ..gate.rules import Failure, GateResult, paired_subset
@@ -65,6 +67,17 @@ class MetricRow:
     # The questions its CI and p are over, when their means are not the figures of the row
     # (gate/rules.paired_subset): said under the table, so no metric shows two unexplained figures.
     paired: str | None = None
+    advisory: bool = False  # rests on a judge that has not earned the gate (answers/trust.py)
+    advised: str | None = None  # its advisory failures: "floor", "regression"; never failing
+
+    @property
+    def verdict(self) -> str:
+        """The row's verdict in words: FAIL, ok, or an advisory check's (never failing)."""
+        if self.failed:
+            return "FAIL"
+        if self.advised:
+            return f"advisory: {self.advised}"
+        return "ok (advisory)" if self.advisory else "ok"
 
     HEADER = ("metric", "baseline", "now", "delta", "CI of delta", "p", "adj. p", "floor")
 
@@ -225,6 +238,10 @@ class GateView:
     holdout_evaluated: int
     receipt: list[tuple[str, str]]
     max_listed: int
+    # the judge's agreement with people and whether its checks gate (answers/trust.py)
+    judge_trust: str = ""
+    corrected: str | None = None  # faithfulness corrected by the team's labels, with its interval
+    advisory: list[str] = dataclasses.field(default_factory=list)  # advisory floors and regressions
 
     @property
     def mde_text(self) -> str:
@@ -271,9 +288,13 @@ class GateView:
 def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[MetricRow]:
     tests = {t.metric: t for t in result.comparison.tests if t.scope == OVERALL} if result.comparison else {}
     failing: dict[str, list[str]] = {}
-    for failure in result.problems:
+    advised: dict[str, list[str]] = {}
+    for failure in result.failures:
         if failure.kind in ("floor", "regression"):
-            failing.setdefault(failure.subject, []).append(failure.kind)
+            (advised if failure.advisory else failing if failure.blocking else {}).setdefault(
+                failure.subject, []
+            ).append(failure.kind)
+    advisory = advisory_checks(report.receipt.get("calibration"))
     rows = []
     for name, was, now, floor in result.summary:
         test: PairedTest | None = tests.get(name)
@@ -298,6 +319,8 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
                 floor=floor,
                 failed=", ".join(dict.fromkeys(failing.get(name, []))) or None,
                 paired=paired,
+                advisory=name in advisory,
+                advised=", ".join(dict.fromkeys(advised.get(name, []))) or None,
             )
         )
     return rows
@@ -486,4 +509,13 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
         holdout_evaluated=holdout.counts.evaluated if holdout else 0,
         receipt=_receipt(report.receipt),
         max_listed=max_listed,
+        judge_trust=trust_line(report.receipt.get("calibration"), _judge_name(report)),
+        corrected=corrected_line(report.receipt.get("calibration")),
+        advisory=[f"{f.message} (advisory; the judge: {f.advisory})" for f in result.failures if f.advisory],
     )
+
+
+def _judge_name(report: Report) -> str:
+    """The judge as a reader knows it: its name and version ("lexical 2.0")."""
+    judge = report.settings.get("judge") or {}
+    return " ".join(str(judge[key]) for key in ("name", "version") if judge.get(key)) or "(unknown)"
