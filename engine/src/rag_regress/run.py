@@ -45,6 +45,7 @@ from .gate.integrity import check_reproduces, check_same_measurement
 from .gate.receipt import build_receipt, check_same_data, check_same_engine
 from .gate.rules import compare
 from .gate.significance import check_slice_tags, design_lines
+from .gate.variation import question_variation
 from .inputs.data import Question, load_corpus, load_golden
 from .inputs.files import check_output, write_atomic
 from .inputs.reports import (
@@ -557,12 +558,22 @@ def _averaged(
 ) -> tuple[list[QuestionResult], dict[str, float], dict[str, Any]]:
     """Rows whose metrics and answer checks are the per-question means over the runs (the unit
     the gate compares), their aggregates, and what the report records about the repeats: the
-    parts, the repeats and each metric's noise, the standard deviation of the delta between
-    two such means of an unchanged system (sqrt of the mean over questions of 2 s_i^2 / R)."""
+    parts, the repeats, each metric's noise, the standard deviation of the delta between two
+    such means of an unchanged system (sqrt of the mean over questions of 2 s_i^2 / R), and
+    each question's variation over the runs (gate/variation.py)."""
     repeats = len(runs)
     per_metric: dict[str, list[list[float]]] = {}
     averaged = []
+    varied: dict[str, dict[str, Any]] = {}  # each question that varies over the runs
+    gated_checks = {str(metric): threshold for metric, threshold in config.gate.all_checks.items()}
     for i, row in enumerate(rows):
+        series: dict[str, list[float | None]] = {
+            name: [(run[0][i] or {}).get(name) for run in runs] for name in (row.metrics or {})
+        }
+        if row.answer is not None:
+            series |= {name: [run[1][i].check(name) for run in runs] for name in ANSWER_CHECKS}
+        if (entry := question_variation(series, gated_checks)) is not None:
+            varied[row.id] = entry
         metrics = None
         if row.metrics is not None:
             metrics = {}
@@ -605,7 +616,12 @@ def _averaged(
             if row.answer is not None and (value := row.answer.check(name)) is not None
         ]
         aggregate[name] = fmean(present) if present else 0.0
-    recorded = {"parts": sorted(config.gate.stochastic), "repeats": repeats, "noise": noise}
+    recorded = {
+        "parts": sorted(config.gate.stochastic),
+        "repeats": repeats,
+        "noise": noise,
+        "variation": varied,
+    }
     return averaged, aggregate, recorded
 
 

@@ -35,7 +35,7 @@ revision or threshold, or was made with other [gate] stochastic / repeats settin
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from .significance import (
     stochastic_metrics,
 )
 from .stats import format_p
+from .variation import flaky_at_baseline, most_variable
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,8 @@ def _stochastic_settings(report: Report, baseline: Report, baseline_path: Path) 
     """Refuse (exit 2) a baseline made with other stochastic parts or repeats."""
     now = (report.settings.get("stochastic") or {}).copy()
     before = (baseline.settings.get("stochastic") or {}).copy()
-    now.pop("noise", None), before.pop("noise", None)
+    for measured in ("noise", "variation"):  # measured by the run, not settings
+        now.pop(measured, None), before.pop(measured, None)
     if now != before:
         raise EvalInputError(
             baseline_path,
@@ -244,6 +246,20 @@ def compare(
     floors = {str(m): value for m, value in gate.floors.items()}
     shown = list(dict.fromkeys([*needed, *answer_metrics, *floors]))
     result = GateResult(summary=[(name, before.get(name), now[name], floors.get(name)) for name in shown])
+    # Questions too flaky at the baseline to compare one by one ([gate] max_variation): left out
+    # of the per-question checks and the paired tests, named; floors still read every question.
+    flaky = flaky_at_baseline(baseline.settings.get("stochastic"), gate.max_variation)
+    paired_report, paired_baseline = report, baseline
+    if flaky:
+        paired_report = replace(report, questions=[r for r in report.questions if r.id not in flaky])
+        paired_baseline = replace(baseline, questions=[r for r in baseline.questions if r.id not in flaky])
+        result.notes.append(
+            f"{len(flaky)} question(s) left out of the per-question checks and paired tests, too variable "
+            f"at the baseline ([gate] max_variation {gate.max_variation:g}): "
+            + "; ".join(f"{qid} ({why})" for qid, why in flaky.items())
+        )
+    if varied := most_variable(report.settings.get("stochastic"), 3):
+        result.notes.append("most variable questions this run: " + "; ".join(varied))
 
     def behind(moves: QuestionMoves) -> dict[str, Any]:
         return {"moves": moves.moves, "moves_note": moves.note}
@@ -309,8 +325,8 @@ def compare(
     result.stochastic = [name for name in dict.fromkeys([*gated, *checks]) if name in moving]
     noise = (baseline.settings.get("stochastic") or {}).get("noise")
     result.comparison = compare_paired(
-        report,
-        baseline,
+        paired_report,
+        paired_baseline,
         gated,
         gate.tolerance,
         stats,
@@ -353,8 +369,8 @@ def compare(
     ]
 
     result.flips = find_flips(
-        report,
-        baseline,
+        paired_report,
+        paired_baseline,
         checks,
         {str(k): v for k, v in gate.allowed_flips.items()},
         moving,

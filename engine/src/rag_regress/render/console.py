@@ -21,6 +21,7 @@ from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
 from ..answers.trust import JUDGE_CHECKS, advisory_checks, corrected_line, trust_line
 from ..gate.stats import format_p as p_text
+from ..gate.variation import most_variable
 from ..inputs.reports import AnswerResult, QuestionResult, Report
 from ..net.redact import redact
 from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
@@ -268,7 +269,20 @@ def format_table(report: Report, max_listed: int = 10, *, show_all: bool = False
     if matched:
         lines += ["", f"Key facts and nuggets found in other words ([judge] match): {len(matched)}"]
         lines += cut(matched, max_listed)
+    lines += variation_lines(report.settings.get("stochastic"), max_listed)
     return inert("\n".join(lines))
+
+
+def variation_lines(stochastic: dict[str, Any] | None, limit: int) -> list[str]:
+    """The most variable questions over a stochastic run's repeats (gate/variation.py)."""
+    if not stochastic:
+        return []
+    varied = stochastic.get("variation") or {}
+    title = (
+        f"Questions that vary over the {stochastic.get('repeats')} runs: {len(varied)} "
+        "(variation 1: half the runs pass a check, 0: every run the same)"
+    )
+    return ["", title, *(f"  {line}" for line in most_variable(stochastic, limit))]
 
 
 def cache_line(cache: dict[str, int]) -> str:

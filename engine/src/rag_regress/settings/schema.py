@@ -206,6 +206,13 @@ class GateSettings:
         default=5, ge=2, le=1000, description="runs per question of the parts declared stochastic"
     )
     power: StrictFloat = Field(
+    max_variation: Share | None = Field(
+        default=None,
+        examples=[0.5],
+        description="stochastic parts: leave out of the per-question checks and the paired tests the "
+        "questions whose variation at the baseline exceeds this (0: every run the same verdict, 1: half "
+        "the runs pass a check), naming them (default: none left out)",
+    )
         default=0.95,
         gt=0,
         lt=1,
