@@ -34,9 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..gate.receipt import sha256_file
 from ..inputs.reports import AnswerResult
-from .calibration import HELD_OUT, TEAM_DOMAIN, Label, figures, load_labels, supported_at
+from .calibration import HELD_OUT, TEAM_DOMAIN, Label, figures, labels_digest, load_labels, supported_at
 from .checks import judge_all
 from .ppi import prediction_powered
 from .settings import JudgeSettings
@@ -86,11 +85,10 @@ def measure(
         "gate_unmeasured": settings.gate_unmeasured,
         "checks": list(judge_checks(settings)),
     }
+    record["sha256"] = labels_digest(path)
     labels = load_labels(path) if path.is_file() else []
     held = [label for label in labels if label.split in HELD_OUT]
     team = [label for label in held if label.domain == TEAM_DOMAIN]
-    if path.is_file():
-        record["sha256"] = sha256_file(path)
     if len(held) >= settings.min_labels:
         pairs = _judged(settings, config_path, held)
         record["held_out"], record["not_judged"] = len(pairs), len(held) - len(pairs)
