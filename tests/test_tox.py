@@ -51,10 +51,11 @@ def test_every_nox_session_is_a_tox_environment_running_the_same_command(default
     config = tox_config(default_project)
     environments = {section.removeprefix("testenv:") for section in config.sections() if ":" in section}
     assert nox_sessions(default_project / "noxfile.py") == environments
-    assert environments == {*COMMAND_SESSIONS, "generate", "tests"}
+    assert environments == {*COMMAND_SESSIONS, "generate", "import-logs", "tests"}
     for name in COMMAND_SESSIONS:
         assert config[f"testenv:{name}"]["commands"].strip() == f"rag-regress {name} {{posargs}}"
     assert config["testenv:generate"]["commands"].strip() == "rag-regress golden generate {posargs}"
+    assert config["testenv:import-logs"]["commands"].strip() == "rag-regress golden import-logs {posargs}"
     # The same dependency group as the noxfile's `install(session, "test")`.
     assert config["testenv:tests"]["dependency_groups"].strip() == "test"
     assert config["testenv:tests"]["commands"].strip() == "pytest {posargs}"

@@ -1,7 +1,8 @@
 """Sessions: `nox -s eval`, `nox -s baseline`, `nox -s gate`, `nox -s tests` (CI: tests gate),
 `nox -s calibrate` (the faithfulness judge against human labels) and `nox -s sweep` (the
 [sweep] grid of eval.toml against the current settings). Growing the golden set (README):
-`nox -s generate` (candidates from [golden]'s model), `nox -s pool` (documents nobody graded),
+`nox -s generate` (candidates from [golden]'s model), `nox -s import-logs -- FILE` (candidates
+from real questions in a log export), `nox -s pool` (documents nobody graded),
 `nox -s grade -- --pool build/pool.jsonl` (a page to grade them in), `nox -s add-judgments --
 FILE` (merge what the page downloaded). The judge on your own answers: `nox -s grade --
 --answers` (a page to label the sentences of build/report.json's answers), `nox -s add-labels
@@ -113,6 +114,14 @@ def generate(session: nox.Session) -> None:
     """Candidate questions from the corpus through [golden]'s model, to evals/candidates.jsonl."""
     install(session)
     run_command(session, "golden", "generate")
+
+
+@nox.session(name="import-logs")
+def import_logs(session: nox.Session) -> None:
+    """Candidate questions from real ones in a log export (`nox -s import-logs -- FILE`): JSONL, CSV
+    or an OpenTelemetry span export, redacted, deduplicated and sampled, to evals/candidates.jsonl."""
+    install(session)
+    run_command(session, "golden", "import-logs")
 
 
 @nox.session

@@ -5,7 +5,8 @@ Also `sweep` (the [sweep] grid of settings against the current ones: sweep/), `c
 (accept or reject a candidate run against a baseline run on given qrels, any system's TREC or
 JSON files), `export-qrels` and `export-run` (for trec_eval, ranx & co.), and `import` (a BEIR
 folder or TREC files as the corpus and golden set), and the golden set's lifecycle (golden/):
-`golden generate` (candidates from [golden]'s model), `grade` (a page to grade them),
+`golden generate` (candidates from [golden]'s model), `golden import-logs` (candidates from
+real questions in a log export), `grade` (a page to grade them),
 `add-judgments` (merge the grades) and `pool` (the unjudged documents of two runs' top k); and
 the judge's labels: `grade --answers` (a page to label sentences of the report's answers) and
 `add-labels` (merge them into [judge] labels).
@@ -217,8 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`golden generate`, `grade`, `add-judgments`, `pool`: the golden set's lifecycle (golden/)."""
-    golden = commands.add_parser("golden", help="grow the golden set: `golden generate` writes candidates")
+    """`golden generate`, `golden import-logs`, `grade`, `add-judgments`, `pool`: the golden set's
+    lifecycle (golden/)."""
+    golden = commands.add_parser(
+        "golden", help="grow the golden set: `golden generate` and `golden import-logs` write candidates"
+    )
     steps = golden.add_subparsers(dest="step", required=True)
     generate = steps.add_parser(
         "generate",
@@ -229,6 +233,19 @@ def add_golden_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     generate.add_argument("--seed", type=int, help="sampling and request seed (default: [golden] seed)")
     generate.add_argument("--output", type=Path, help="candidates file (default: [golden] candidates)")
     generate.add_argument("--quiet", action="store_true", help="no progress bars")
+    logs = steps.add_parser(
+        "import-logs",
+        help="candidate questions from real questions in a log export (JSONL, CSV or an OpenTelemetry "
+        "span export; [logs] names the fields), redacted, deduplicated and sampled, to [golden] candidates",
+    )
+    logs.add_argument("file", type=Path, metavar="FILE", help="the exported log")
+    logs.add_argument(
+        "--format", choices=("jsonl", "csv", "otel"), help="the log's format (default: from the file)"
+    )
+    logs.add_argument("--count", type=_positive, help="candidates to sample at most (default: [logs] count)")
+    logs.add_argument("--seed", type=int, help="the sampling seed (default: [logs] seed)")
+    logs.add_argument("--output", type=Path, help="candidates file (default: [golden] candidates)")
+    logs.add_argument("--dry-run", action="store_true", help="report what would be written; write nothing")
     grade = commands.add_parser(
         "grade", help="write a self-contained HTML page to grade candidates and pooled documents"
     )
@@ -413,6 +430,18 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
 
 def golden_command(args: argparse.Namespace, config: Config) -> int:
     """The golden-set commands that never run the team's system."""
+    if args.command == "golden" and args.step == "import-logs":
+        from .golden.logs import run_import_logs  # imported here: only `golden import-logs` needs it
+
+        return run_import_logs(
+            config,
+            args.file,
+            form=args.format,
+            count=args.count,
+            seed=args.seed,
+            output=args.output,
+            dry_run=args.dry_run,
+        )
     if args.command == "golden":
         from .golden.generate import run_generate  # imported here: only `golden generate` needs it
 

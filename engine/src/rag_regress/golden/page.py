@@ -58,6 +58,7 @@ from ..settings.config import Config
 TEXT_LIMIT = 4_000  # characters of a document's text shown; a longer one is cut around its passage
 INDEX_LIMIT = 50_000  # corpus documents offered by the add-question form's picker
 WHY_SOURCE, WHY_JUDGED = "source passage", "judged"
+WHY_LOGGED = "shown to the user (log)"  # a candidate of `golden import-logs` (kind "logs")
 WHY_POOL = {"baseline": "in the baseline's top k", "candidate": "in the candidate's top k"}
 
 # Characters that could end the data's <script> element or that JavaScript source once could
@@ -132,6 +133,7 @@ def _candidate(path: Path, number: int, line: dict[str, Any], corpus: dict[str, 
         for n in nuggets
     ):
         raise _fail(path, number, f"'nuggets' must be a list of {{text, vital}}, got {nuggets!r:.60}", fix)
+    why = WHY_LOGGED if line.get("kind") == "logs" else WHY_SOURCE
     answerable = line.get("answerable", True)
     if not isinstance(answerable, bool):
         raise _fail(path, number, f"'answerable' must be true or false, got {answerable!r:.20}", fix)
@@ -145,9 +147,7 @@ def _candidate(path: Path, number: int, line: dict[str, Any], corpus: dict[str, 
         "nuggets": [{"text": n["text"], "vital": n.get("vital", True)} for n in nuggets],
         "passages": passages,
         "provenance": line.get("provenance", {}),
-        "docs": [
-            _doc(corpus[doc], grade, [WHY_SOURCE], spans.get(doc, [])) for doc, grade in relevant.items()
-        ],
+        "docs": [_doc(corpus[doc], grade, [why], spans.get(doc, [])) for doc, grade in relevant.items()],
     }
 
 

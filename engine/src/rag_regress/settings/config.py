@@ -33,6 +33,7 @@ from .schema import (
     ExecutorSettings,
     GateSettings,
     GoldenSettings,
+    LogSettings,
     RetrievalSettings,
     RunSettings,
     StatsSettings,
@@ -67,6 +68,7 @@ class Config:
     # [golden]: what `golden generate` asks of its server. Not `golden`: that name has always
     # been the golden set's path ([data] golden, below).
     golden_settings: GoldenSettings = field(default_factory=GoldenSettings)
+    logs: LogSettings = field(default_factory=LogSettings)  # [logs]: what `golden import-logs` reads
     text: str = field(default="", repr=False, compare=False)  # eval.toml as read
     # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
     # resolve symlinks, and an output written through one must be noticed (see `as_written`).

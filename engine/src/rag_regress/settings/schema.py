@@ -20,6 +20,7 @@ Each table is a pydantic dataclass, so the engine's settings stay frozen datacla
 from __future__ import annotations
 
 import dataclasses
+import re
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -205,7 +206,6 @@ class GateSettings:
     repeats: StrictInt = Field(
         default=5, ge=2, le=1000, description="runs per question of the parts declared stochastic"
     )
-    power: StrictFloat = Field(
     max_variation: Share | None = Field(
         default=None,
         examples=[0.5],
@@ -213,6 +213,7 @@ class GateSettings:
         "questions whose variation at the baseline exceeds this (0: every run the same verdict, 1: half "
         "the runs pass a check), naming them (default: none left out)",
     )
+    power: StrictFloat = Field(
         default=0.95,
         gt=0,
         lt=1,
@@ -639,6 +640,72 @@ class GoldenSettings:
         return model
 
 
+def _pattern(pattern: str) -> str:
+    """A [logs] redact entry: a regular expression Python compiles."""
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise SettingError(
+            f"{pattern!r} is not a regular expression: {error}",
+            "fix it (a TOML literal string, in single quotes, keeps backslashes as written: "
+            "'[\\w.+-]+@[\\w-]+')",
+        ) from None
+    return pattern
+
+
+def _field_name(name: str) -> str:
+    if not name.strip():
+        raise ValueError("must name a field (not blank)")
+    return name
+
+
+FieldName = Annotated[StrictStr, AfterValidator(_field_name)]
+EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # the default personal data [logs] redact removes
+
+
+@dataclass(frozen=True, config=TABLE)
+class LogSettings:
+    """[logs]: how `golden import-logs` reads real questions from a log export into candidates
+    (golden/logs.py). Only that command reads it."""
+
+    question: FieldName = Field(default="question", description="the field holding the user's question")
+    answer: FieldName = Field(
+        default="answer",
+        description="the field holding the system's answer, kept as the candidate's reference for the "
+        "grader to check (absent: none)",
+    )
+    documents: FieldName = Field(
+        default="documents",
+        description="the field holding the ids of the documents shown: a list, or in CSV text split on "
+        "`separator` (or a JSON list); ids not in the corpus are counted and left out",
+    )
+    separator: StrictStr = Field(
+        default=";", min_length=1, description="what separates document ids in a CSV cell"
+    )
+    feedback: FieldName = Field(default="feedback", description="the field holding the user's feedback")
+    timestamp: FieldName = Field(default="timestamp", description="the field holding when it was asked")
+    strata: FieldName = Field(
+        default="feedback",
+        description="the field whose values the sample is stratified by (a missing value is a stratum "
+        "of its own)",
+    )
+    redact: Annotated[list[Annotated[StrictStr, AfterValidator(_pattern)]], AfterValidator(_unique)] = Field(
+        default_factory=lambda: [EMAIL],
+        description="regular expressions of personal data: each match in what is read (question, answer, "
+        'feedback, timestamp, stratum) becomes "[redacted]" before anything is written or shown '
+        "(default: e-mail addresses)",
+    )
+    near_duplicate: StrictFloat = Field(
+        default=0.9,
+        ge=0.5,
+        le=1,
+        description="a question whose word set (SQuAD-normalised) has at least this Jaccard similarity "
+        "with an earlier one's is a near-duplicate: the first is kept",
+    )
+    count: StrictInt = Field(default=50, ge=1, le=100_000, description="candidates sampled at most")
+    seed: StrictInt = Field(default=0, ge=0, le=2**31 - 1, description="the sampling seed")
+
+
 class EvalFile(BaseModel):
     """The whole of eval.toml: its tables. [retriever] and [generation] are free-form: each
     retriever and generator validates its own options."""
@@ -659,6 +726,7 @@ class EvalFile(BaseModel):
     display: DisplaySettings
     sweep: SweepSettings
     golden: GoldenSettings
+    logs: LogSettings
 
     @model_validator(mode="before")
     @classmethod
