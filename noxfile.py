@@ -8,6 +8,8 @@ nox -s typecheck   mypy --strict on the engine (its typecheck group; no torch, n
 nox -s lint        ruff on the template's and the engine's Python (the templated folder is excluded)
 nox -s baselines   remake the baseline each retriever choice ships with (review, then commit)
 nox -s bench       speed and quality benchmark, printed as tables (see bench/bench.py)
+nox -s live        opt-in: the LLM judge, calibrate --compare and golden generate against a real
+                   OpenAI-compatible server (RAG_REGRESS_LIVE_BASE_URL, RAG_REGRESS_LIVE_MODEL)
 """
 
 from __future__ import annotations
@@ -60,6 +62,27 @@ def engine(session: nox.Session) -> None:
         env["RAG_EVAL_SELF_SUPPORT_CORPUS"] = str(scifact)
     with session.chdir(ENGINE):
         session.run("pytest", "-n", "2", *session.posargs, env=env)
+
+
+@nox.session(venv_backend="virtualenv")
+def live(session: nox.Session) -> None:
+    """Opt-in: the engine's tests/live against the real model server RAG_REGRESS_LIVE_* names."""
+    for required in ("RAG_REGRESS_LIVE_BASE_URL", "RAG_REGRESS_LIVE_MODEL"):
+        if not os.environ.get(required, "").strip():
+            session.error(
+                f"set {required}: `nox -s live` runs the engine against a real OpenAI-compatible server "
+                "(e.g. RAG_REGRESS_LIVE_BASE_URL=http://127.0.0.1:8012/v1 RAG_REGRESS_LIVE_MODEL=my-model)"
+            )
+    project = nox.project.load_toml(str(ENGINE / "pyproject.toml"))
+    group = nox.project.dependency_groups(project, "test")
+    session.install("-e", f"{ENGINE}[tfidf,dense,qdrant]", TORCH, *group)
+    env = dict(OFFLINE)
+    env |= {name: value for name, value in os.environ.items() if name.startswith("RAG_REGRESS_LIVE_")}
+    key = os.environ.get("RAG_REGRESS_LIVE_API_KEY_ENV", "").strip()
+    if key and key in os.environ:  # the server's key, under the name the tests give [judge] and [golden]
+        env[key] = os.environ[key]
+    with session.chdir(ENGINE):
+        session.run("pytest", "tests/live", "-p", "no:randomly", "-v", *session.posargs, env=env)
 
 
 @nox.session

@@ -130,6 +130,7 @@ def test_an_answer_is_one_request_holding_its_numbered_sentences_and_contexts(se
         "total_tokens": 120,
         "reasked": 0,
         "not_judged": 0,
+        "formats_refused": 0,
     }
 
 
@@ -266,6 +267,8 @@ def test_a_server_refusing_the_reply_schema_is_asked_with_json_mode_then_without
     formats = [request.body.get("response_format", {}).get("type") for request in server.received]
     assert formats == ["json_schema", "json_object", None]  # a 500 about the format is not retried
     assert "asking with json_object from now on" in capsys.readouterr().err
+    # two requests refused and asked again in the next format: counted, never as failed
+    assert (judge.stats["requests"], judge.stats["formats_refused"], judge.stats["failed"]) == (3, 2, 0)
     judge.verdicts([("Invoices are issued on the first day of each month.", CONTEXTS)])
     assert "response_format" not in server.received[-1].body  # remembered
 

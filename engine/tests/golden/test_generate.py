@@ -382,6 +382,11 @@ def test_a_malformed_reply_drops_the_slot_and_the_run_goes_on(tmp_path: Path, se
     ("content", "why"),
     [
         ({"question": "q?", "reference": "r.", "nuggets": []}, "malformed: it lacks quotes"),
+        (  # what the model wrote is shown, and both what it lacks and what it added
+            {"question": "q?", "answer": "r."},
+            "malformed: it lacks reference, nuggets, quotes; it has unknown key(s) answer (it wrote "
+            '\'{"question": "q?", "answer": "r."}\')',
+        ),
         ({"question": "", "reference": "r.", "nuggets": [], "quotes": []}, "malformed: question must be"),
         ({"question": "q?", "reference": None, "nuggets": [], "quotes": []}, "malformed: reference must be"),
         ({"question": "q?", "reference": "r.", "nuggets": [{"txt": 1}], "quotes": []}, "malformed: nugget 1"),

@@ -368,8 +368,15 @@ def parse_reply(content: str, slot: Slot) -> Draft:
     missing = [key for key in REPLY_KEYS if key not in data]
     unknown = sorted(set(data) - set(REPLY_KEYS))
     if missing or unknown:
-        said = f"it lacks {', '.join(missing)}" if missing else f"it has unknown key(s) {', '.join(unknown)}"
-        raise Dropped("malformed", f"{said}; the reply must be {SCHEMA}")
+        said = "; ".join(
+            [
+                *([f"it lacks {', '.join(missing)}"] if missing else []),
+                *([f"it has unknown key(s) {', '.join(unknown)}"] if unknown else []),
+            ]
+        )
+        raise Dropped(
+            "malformed", f"{said} (it wrote {shortened(content, 120)!r}); the reply must be {SCHEMA}"
+        )
     question, reference = data["question"], data["reference"]
     if not isinstance(question, str) or not question.strip():
         raise Dropped("malformed", f"question must be a non-empty string, got {_shown(question)}")

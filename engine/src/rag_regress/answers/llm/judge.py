@@ -265,6 +265,7 @@ class LLMJudge:
         self.caller = Caller(executor_for(settings.concurrency), retry, RateLimit(settings.rate_limit))
         self._tokens = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "reasked": 0}
         self._tokens["not_judged"] = 0
+        self._tokens["formats_refused"] = 0
         self.format = next(iter(FORMATS))  # the reply format asked for: json_schema, until refused
         self._lock = threading.Lock()
 
@@ -275,7 +276,8 @@ class LLMJudge:
         counts = self.caller.counts
         with self._lock:
             tokens = dict(self._tokens)
-        return {"requests": counts.calls, "retries": counts.retries, "failed": counts.errors, **tokens}
+        failed = counts.errors - tokens["formats_refused"]  # a refused format is asked again, not failed
+        return {"requests": counts.calls, "retries": counts.retries, "failed": failed, **tokens}
 
     def verdicts(self, items: Sequence[Item]) -> list[Verdict]:
         """One verdict per item, in order; one request per group of sentences sharing their
@@ -356,6 +358,8 @@ class LLMJudge:
                 refused = error.status == 400 or _refuses_format(str(error))
                 if not refused or not self._fall_back(asked_as, str(error)):
                     raise self._error(ask, str(error), self._refused(error.status)) from None
+                with self._lock:  # asked again in the next format: not a failed request
+                    self._tokens["formats_refused"] += 1
         self._count_usage(reply)
         given, problems = ballots(reply.content, ask.claims)
         if problems and reply.finish_reason == "length":
