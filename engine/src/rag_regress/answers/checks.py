@@ -142,10 +142,71 @@ class _Asked:
 
     def __call__(self, claim: str, contexts: tuple[str, ...]) -> int:
         item = (claim, contexts)
-        if item not in self._at:
-            self._at[item] = len(self.items)
+        at = self._at.get(item)
+        if at is None:
+            at = self._at[item] = len(self.items)
             self.items.append(item)
-        return self._at[item]
+        return at
+
+
+class _Reading:
+    """How the checks read the texts of one run, each text read once: the same answer comes
+    back for many questions (a question asked again, an answer from the output cache), and its
+    sentences, its text without markers, where it holds a key fact and its relevance to the
+    same question are the same each time. Everything here is a pure function of the texts, so
+    a memo changes no number."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self._sentences: dict[tuple[str, bool], tuple[Sentence, ...]] = {}
+        self._plain: dict[str, str] = {}
+        self._contexts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._relevance: dict[tuple[str, str], float | None] = {}
+        self._found: dict[tuple[str, str, str], Found | None] = {}
+
+    def sentences(self, answer: Answer) -> list[Sentence]:
+        """The answer's sentences, with the contexts each cites when its markers are citations
+        (Answer.citations; with citations off, "[2]" is the model's text); none when it abstained."""
+        if answer.abstained:
+            return []
+        key = (answer.text, answer.citations)
+        found = self._sentences.get(key)
+        if found is None:
+            found = self._sentences[key] = tuple(
+                cited_sentences(answer.text)
+                if answer.citations
+                else [Sentence(t, ()) for t in split_sentences(answer.text)]
+            )
+        return list(found)
+
+    def plain(self, answer: Answer) -> str:
+        """The answer's text without its citation markers (its text when they are not citations)."""
+        if not answer.citations:
+            return answer.text
+        plain = self._plain.get(answer.text)
+        if plain is None:
+            plain = self._plain[answer.text] = strip_markers(answer.text)
+        return plain
+
+    def contexts(self, answer: Answer) -> tuple[str, ...]:
+        """The texts of the answer's contexts, as one tuple for every answer given the same ones:
+        the judge's items of a run then share it (compared by identity, kept once)."""
+        texts = tuple(c.text for c in answer.contexts)
+        return self._contexts.setdefault(texts, texts)
+
+    def relevance(self, question: str, plain: str) -> float | None:
+        """relevance.relevance of the answer's `plain` text to `question`, with [judge] names."""
+        key = (question, plain)
+        if key not in self._relevance:
+            self._relevance[key] = relevance(question, plain, self.names)
+        return self._relevance[key]
+
+    def find(self, fact: str, plain: str, match: str) -> Found | None:
+        """facts.find: where the answer's `plain` text holds `fact` (by `match`), or None."""
+        key = (fact, plain, match)
+        if key not in self._found:
+            self._found[key] = find(fact, plain, match)
+        return self._found[key]
 
 
 @dataclass
@@ -162,9 +223,13 @@ class _Plan:
     facts: dict[str, Found | int | None]  # key fact or nugget -> where found, a verdict, or None
 
 
-def _plan(question: Question, answer: Answer, found: list[Sentence], match: str, ask: _Asked) -> _Plan:
-    plain = strip_markers(answer.text) if answer.citations else answer.text
-    contexts = tuple(c.text for c in answer.contexts)
+def _plan(
+    question: Question, answer: Answer, found: list[Sentence], match: str, ask: _Asked, read: _Reading
+) -> _Plan:
+    """What `answer` (its sentences `found`) asks of the judge, each item through `ask` (once
+    per run), with the key facts and nuggets found without the judge (`match`)."""
+    plain = read.plain(answer)
+    contexts = read.contexts(answer)
     claims = [sentence.text for sentence in found]
     plan = _Plan(plain, claims, [ask(claim, contexts) for claim in claims], [], [], [], [], {})
     for i, sentence in enumerate(found):  # none when it abstained
@@ -177,7 +242,7 @@ def _plan(question: Question, answer: Answer, found: list[Sentence], match: str,
         plan.stated = [(part, ask(part, (plain,))) for part in split_sentences(question.reference)]
         plan.in_reference = [ask(claim, (question.reference,)) for claim in claims]
     for fact in [*question.must_include, *(nugget.text for nugget in question.nuggets)]:
-        where = find(fact, plain, match)
+        where = read.find(fact, plain, match)
         plan.facts[fact] = ask(fact, (plain,)) if where is None and match == "judge" else where
     return plan
 
@@ -189,13 +254,15 @@ def _result(
     verdicts: list[Verdict],
     *,
     cites: bool,
-    names: tuple[str, ...],
+    read: _Reading,
     may_skip: bool = True,
+    all_judged: bool = False,
 ) -> AnswerResult:
-    """The checks of one answer from its plan and the run's verdicts (module doc). An item the
-    judge gave no verdict (verdicts.NotJudged) counts neither way in a share: it is listed
-    under not_judged with its check, and `judged` is the share of the answer's items judged
-    (None for a judge that always gives one: `may_skip` False)."""
+    """The checks of one answer from its plan and the run's verdicts (module doc), its texts
+    read through `read`. An item the judge gave no verdict (verdicts.NotJudged) counts neither
+    way in a share: it is listed under not_judged with its check, and `judged` is the share of
+    the answer's items judged (None for a judge that always gives one: `may_skip` False).
+    `all_judged` says the run's verdicts hold no NotJudged, so there is nothing to list."""
     sentences = [verdicts[i] for i in plan.faithful]
     facts: dict[str, Found | None] = {}
     for fact, where in plan.facts.items():
@@ -213,7 +280,8 @@ def _result(
     pair_ok |= dict.fromkeys(plan.outside, False)
     faithful = [(c, v) for c, v in zip(plan.claims, sentences, strict=True) if judged(v)]
     supported = [v.supported for v in sentences]
-    cites_support = [any(ok for (at, _), ok in pair_ok.items() if at == i) for i in range(len(sentences))]
+    citing_ok = {at for (at, _), ok in pair_ok.items() if ok}  # sentences one of whose citations holds
+    cites_support = [i in citing_ok for i in range(len(sentences))]
     stated = [(part, verdicts[v]) for part, v in plan.stated]
     citing = cites and not answer.abstained
     outputs = defects(answer)
@@ -241,9 +309,9 @@ def _result(
         else None,
         citation_precision=share(list(pair_ok.values())) if citing else None,
         citation_recall=citation_recall(supported, cites_support) if citing else None,
-        relevance=None if answer.abstained else relevance(question.question, plan.plain, names),
+        relevance=None if answer.abstained else read.relevance(question.question, plan.plain),
         well_formed=0.0 if outputs else 1.0,
-        judged=_judged_share(plan, verdicts) if may_skip else None,
+        judged=(1.0 if all_judged else _judged_share(plan, verdicts)) if may_skip else None,
         matched=[
             Finding(fact, _held(where))
             for fact, where in facts.items()
@@ -264,7 +332,7 @@ def _result(
         if citing
         else [],
         defects=outputs,
-        not_judged=_not_judged(plan, verdicts, refused),
+        not_judged=[] if all_judged else _not_judged(plan, verdicts, refused),
     )
 
 
@@ -324,18 +392,6 @@ def _not_judged(plan: _Plan, verdicts: list[Verdict], refused: bool) -> list[Fin
     ]
 
 
-def _sentences(answer: Answer) -> list[Sentence]:
-    """The answer's sentences, with the contexts each cites when its markers are citations
-    (Answer.citations; with citations off, "[2]" is the model's text); none when it abstained."""
-    if answer.abstained:
-        return []
-    return (
-        cited_sentences(answer.text)
-        if answer.citations
-        else [Sentence(t, ()) for t in split_sentences(answer.text)]
-    )
-
-
 def _held(where: Found) -> str:
     """How a fact found other than literally is shown: what holds it, how, and where."""
     shown = f"held by {where.span!r} ({where.how})"
@@ -377,19 +433,22 @@ def evaluate_answers(
         lambda question: _answer(generator, question, corpus, golden, caller, fetched), questions, what
     )
 
-    names = tuple(judge.names)
-    sentences = [_sentences(answer) for answer in answers]
+    read = _Reading(tuple(judge.names))
+    sentences = [read.sentences(answer) for answer in answers]
     ask = _Asked()
     plans = [
-        _plan(question, answer, found, judge.match, ask)
+        _plan(question, answer, found, judge.match, ask, read)
         for question, answer, found in zip(questions, answers, sentences, strict=True)
     ]
     with judging():
         verdicts, stats = judge_all(ask.items, judge, config_path)
     cites = any(sentence.cites for found in sentences for sentence in found)
     may_skip = judge.backend not in ALWAYS_JUDGES
+    all_judged = all(judged(verdict) for verdict in verdicts)  # once, not per answer
     rows = [
-        _result(question, answer, plan, verdicts, cites=cites, names=names, may_skip=may_skip)
+        _result(
+            question, answer, plan, verdicts, cites=cites, read=read, may_skip=may_skip, all_judged=all_judged
+        )
         for question, answer, plan in zip(questions, answers, plans, strict=True)
     ]
 
