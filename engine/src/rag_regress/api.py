@@ -164,6 +164,11 @@ class Answer:
     # What the generator saw go wrong with this output ("cut at max_tokens (512)"): each is
     # counted and named as a defect of the answer (answers/defects.py), never refused.
     notes: tuple[str, ...] = ()
+    # What answering cost, when the generator called a model: {"model": the name its price
+    # has under [prices], "prompt_tokens": n, "completion_tokens": n} (and, optionally,
+    # "prompt_characters": the prompt's length, which lets `--dry-run` learn the model's
+    # tokens per character). None: not reported (the run counts the call, not its tokens).
+    usage: dict[str, Any] | None = None
 
 
 class Generator(Protocol):

@@ -177,8 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--all", action="store_true", help="print every question, not only those that failed a check"
     )
+    evaluate.add_argument(
+        "--dry-run", action="store_true", help="print the estimated cost of the model calls; call nothing"
+    )
     baseline = commands.add_parser("baseline", help="evaluate and overwrite the committed baseline report")
     baseline.add_argument("--quiet", action="store_true", help="no table and no progress bars")
+    baseline.add_argument(
+        "--dry-run", action="store_true", help="print the estimated cost of the model calls; call nothing"
+    )
     baseline.add_argument(
         "--fit-floors",
         action="store_true",
@@ -193,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare even though the corpus or golden set differs from the baseline's (see its receipt)",
     )
     gate.add_argument("--quiet", action="store_true", help="no progress bars")
+    gate.add_argument(
+        "--dry-run", action="store_true", help="print the estimated cost of the model calls; call nothing"
+    )
     calibrate_ = commands.add_parser(
         "calibrate", help="score the judge against the human labels ([judge] labels)"
     )
@@ -417,6 +426,8 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
         scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
         print(f"wrote run {args.tag!r} to {args.output} ({scores})")
         return ExitCode.OK
+    if args.command in ("eval", "baseline", "gate") and args.dry_run:
+        return run.run_dry(config, system, args.command)
     if args.command == "eval":
         return run.run_eval(config, system, args.report, args.quiet, show_progress, args.all)
     if args.command == "sweep":
@@ -537,6 +548,8 @@ def discard_reports(args: argparse.Namespace) -> None:
     or HTML page of an earlier run stands for a run that exited 2. Settings that cannot be read
     remove nothing: the error already printed says why."""
     if args.command not in ("eval", "gate"):  # `baseline` writes only the baseline: an input
+        return
+    if getattr(args, "dry_run", False):  # a dry run writes no report: the last one stands as it was
         return
     try:
         config = load_config(args.config)

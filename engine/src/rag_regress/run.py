@@ -16,6 +16,7 @@ import os
 import statistics
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,12 +24,14 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from . import cost
 from .answers.checks import evaluate_answers
 from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .answers.trust import measure as measure_trust
 from .answers.verdicts import ALWAYS_JUDGES
 from .api import Answer, Document, Generator, Hit, Retriever, System
 from .errors import EvalInputError, ExitCode
+from .estimate import Planned, estimate_lines, estimate_run, require_within
 from .execution import ExecutorError, started, using
 from .execution.heap import paused, settle, settling
 from .execution.team_trace import team_code_error
@@ -80,6 +83,9 @@ from .retrieval.tokens import make_tokenizer
 from .settings.config import Config
 from .settings.identity import system_identity
 from .settings.schema import MAX_RESAMPLED_CELLS
+
+# What one judging of a model judge spent (answers/llm/judge.py, LLMJudge.stats).
+JUDGE_SPENT = ("requests", "prompt_tokens", "completion_tokens")
 
 # The gate compares at least this many evaluated questions: one question has no spread, so
 # no paired interval, no Student-t bound and no test; every change would be all or nothing.
@@ -174,6 +180,13 @@ class Built:
         settle()  # the index lives as long as the run
         self.known: dict[str, list[Hit]] = {}
         self._generator: Generator | None = None
+        # What a model judge spent over every judging of the run (repeats and holdout too).
+        self.judge_spent: Counter[str] = Counter()
+        self.judged_questions = 0  # the questions of the judgings counted (each split's once)
+
+    def judged(self, stats: dict[str, int]) -> None:
+        """Count one judging's requests and tokens (AnswerResults.cache) into `judge_spent`."""
+        self.judge_spent.update({name: stats[name] for name in JUDGE_SPENT if name in stats})
 
     def searching(self) -> Caller:
         """How the retriever is called for the evaluated run: a stochastic retriever bypasses
@@ -326,7 +339,7 @@ def evaluate(
             report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
         finally:
             calls = built.finish()
-    report.run = run_section(config, calls, judge_stats)
+    report.run = run_section(config, calls, judge_stats, cost_section(config, built, calls))
     record_trust(config, report)
     return report
 
@@ -338,15 +351,53 @@ def record_trust(config: Config, report: Report) -> None:
     report.receipt = {**report.receipt, "calibration": calibration}
 
 
-def run_section(config: Config, calls: dict[str, Any], judge_stats: dict[str, int] | None) -> dict[str, Any]:
+def run_section(
+    config: Config,
+    calls: dict[str, Any],
+    judge_stats: dict[str, int] | None,
+    costs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The report's run-only section: what the run asked of the system, and of a judge that
     may give no verdict (its items judged, not judged and asked again: a model that skips
-    some is counted here; the built-in judges give every item one)."""
+    some is counted here; the built-in judges give every item one), and what the model
+    calls cost (`cost_section`)."""
     section: dict[str, Any] = {"system": calls}
     if judge_stats and config.judge.backend not in ALWAYS_JUDGES:
         wanted = ("judged", "not_judged", "reasked", "requests", "retries", "total_tokens")
         section["judge"] = {name: judge_stats[name] for name in wanted if name in judge_stats}
+    if costs is not None:
+        section["cost"] = costs
     return section
+
+
+def cost_section(config: Config, built: Built, calls: dict[str, Any]) -> dict[str, Any]:
+    """The report's `run.cost` (cost.py): the generator's calls this run and the tokens their
+    answers reported (answers from the output cache counted as `cached`, free), a model
+    judge's requests and tokens under [judge] model, each priced from [prices], and the total."""
+    usage, prices = built.answers.usage, config.prices
+    parts = {
+        "generator": cost.part(
+            prices,
+            usage.calls,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.model,
+            cached=calls.get("answers_cached", 0),
+            unreported=usage.calls - usage.reported,
+            prompt_characters=usage.prompt_characters,
+        )
+    }
+    spent = built.judge_spent
+    if config.judge.backend == "llm":
+        parts["judge"] = cost.part(
+            prices,
+            spent["requests"],
+            spent["prompt_tokens"],
+            spent["completion_tokens"],
+            config.judge.model,
+            questions=built.judged_questions,
+        )
+    return {**parts, "total": cost.total(parts)}
 
 
 def evaluate_split(
@@ -401,6 +452,8 @@ def evaluate_split(
             judging=lambda: progress.step("judging"),
         )
     rows = [dataclasses.replace(row, answer=answer) for row, answer in zip(rows, answers.rows, strict=True)]
+    built.judged(answers.cache)
+    built.judged_questions += len(questions)
     if judge_stats is not None:
         judge_stats.update(answers.cache)
     stochastic: dict[str, Any] | None = None
@@ -543,6 +596,7 @@ def _repeat_runs(
                 caller=built.answers.uncached(),  # a repeat asks the generator itself, never the cache
                 what=f"repeat {repeat + 1}",
             )
+        built.judged(again.cache)
         runs.append((metrics if retriever_moves else first, again.rows))
     built.known.update(remembered)
     return runs
@@ -967,6 +1021,44 @@ def discard_reports(
     return removed
 
 
+# -- cost: --dry-run and [run] max_cost (estimate.py) --
+
+
+def _cached_answers(config: Config, system: System, questions: list[Question]) -> set[str]:
+    """The questions whose answers the output cache holds for this system (peeked, not served)."""
+    identity = system_identity(config, system.code)
+    if identity is None:
+        return set()
+    identity = complete_identity(
+        identity, (config.retriever, config.generation), (config.path.parent, Path.cwd())
+    )
+    cache = OutputCache(config.run.output_cache_file, identity)
+    return {q.question for q in questions if cache.answer_for(q.question, peek=True) is not None}
+
+
+def estimate_cost(config: Config, system: System, command: str, inputs: Inputs) -> list[Planned]:
+    """What `command` will cost, from its inputs, before any call (estimate.py)."""
+    held_out = inputs.holdout or []
+    cached = _cached_answers(config, system, [*inputs.questions, *held_out])
+    return estimate_run(config, system, command, inputs.corpus, inputs.questions, held_out, cached)
+
+
+def run_dry(config: Config, system: System, command: str) -> ExitCode:
+    """`--dry-run` of eval, baseline and gate: print the estimate; call nothing, write nothing."""
+    inputs = load_inputs(config, holdout=command == "gate")
+    for line in estimate_lines(estimate_cost(config, system, command, inputs), command):
+        print(line)
+    return ExitCode.OK
+
+
+def require_affordable(config: Config, system: System, command: str, inputs: Inputs | None = None) -> None:
+    """[run] max_cost, when set: exit 2 before any model call when the estimate is above it."""
+    if config.run.max_cost is None:
+        return
+    inputs = inputs or load_inputs(config, holdout=command == "gate")
+    require_within(config, estimate_cost(config, system, command, inputs))
+
+
 def save_report(path: Path, report: Report) -> None:
     """write_report, with the cyclic collector paused: a large report's JSON is millions of
     small objects, none of them garbage (execution/heap.py)."""
@@ -1015,6 +1107,8 @@ def _evaluate_and_write(
         if report.run is not None:
             print(calls_line(report.run["system"]))
             print(answers_line(report.run["system"]))
+            for line in cost.cost_lines(report.run.get("cost", {})):
+                print(line)
     return report
 
 
@@ -1028,6 +1122,7 @@ def run_eval(
 ) -> ExitCode:
     """`eval`: evaluate, print the table (unless quiet), write the report."""
     check_outputs(config, "eval", report_path)
+    require_affordable(config, system, "eval")
     target = report_path or config.report
     _evaluate_and_write(config, system, target, quiet, show_progress, show_all=show_all)
     print(f"\nwrote {_relative(target)}")
@@ -1044,6 +1139,7 @@ def run_baseline(
     below half the one it replaces is a warning naming the questions that pull it down
     (gate/fit.py, steep_cuts). Exit 0: the baseline was written."""
     check_outputs(config, "baseline")
+    require_affordable(config, system, "baseline")
     report = _evaluate_and_write(config, system, config.baseline, quiet, show_progress, baseline=True)
     steep: list[str] = []  # floors --fit-floors cut below half: the system may not work at all
     if fit_floors:
@@ -1088,6 +1184,7 @@ def run_gate(
     # A malformed line or a slice floor on a missing tag first: each names its line.
     check_slice_tags(config, inputs.questions)
     _require_memory(config, len(inputs.questions))
+    require_affordable(config, system, "gate", inputs)
     data_notes = check_same_data(baseline, config, baseline_path, accept=accept_changed_data)
     judge_stats: dict[str, int] = {}
     before = fingerprint(named_inputs(config, (baseline_path, "the baseline compared with")))
@@ -1102,7 +1199,7 @@ def run_gate(
             report.holdout = evaluate_holdout(config, inputs, built, report, progress)
         finally:
             calls = built.finish()
-    report.run = run_section(config, calls, judge_stats)
+    report.run = run_section(config, calls, judge_stats, cost_section(config, built, calls))
     check_unchanged(before)  # the team's code ran: its inputs must be the ones it was given
     record_trust(config, report)  # from the labels as checked unchanged
     require_checkable(config, report)  # a check that cannot be made is exit 2, never a skip
@@ -1130,4 +1227,6 @@ def run_gate(
     print(cache_line(judge_stats))
     print(calls_line(calls))
     print(answers_line(calls))
+    for line in cost.cost_lines((report.run or {}).get("cost", {})):
+        print(line)
     return ExitCode.OK if result.passed else ExitCode.REGRESSION

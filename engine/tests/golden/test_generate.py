@@ -475,6 +475,23 @@ def test_the_summary_counts_dropped_slots_by_reason(
     assert "dropped: 2 malformed, 1 quote" in err and "4 requests (0 retries), 1,400 tokens" in err
 
 
+def test_the_summary_prices_the_tokens_under_the_golden_model(
+    tmp_path: Path, server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.script = [chat("nope"), chat("{")]  # 2 x (300 prompt + 50 completion) tokens
+    config = project(tmp_path / "priced", server, kinds=["single"])
+    with config.path.open("a", encoding="utf-8") as file:
+        file.write('\n[prices]\n"gen-model" = { input = 10.0, output = 100.0 }\n')
+    generated(load_config(config.path), all_dropped=True, count=2)
+    err = capsys.readouterr().err
+    assert "2 requests (0 retries), 700 tokens" in err
+    assert f"cost ${(600 * 10.0 + 100 * 100.0) / 1e6:.4f} (model 'gen-model')" in err
+
+    server.script = [chat("nope")]
+    generated(project(tmp_path / "unpriced", server, kinds=["single"]), all_dropped=True, count=1)
+    assert 'cost no price (add [prices] "gen-model")' in capsys.readouterr().err
+
+
 # -- the output file and resuming ---------------------------------------------------------------
 
 

@@ -45,6 +45,8 @@ How a reply becomes an Answer:
              (the model's output, measured, never refused). With `citations = false` the
              answer says so (Answer.citations): a "[2]" in it is the model's text
   contexts   the passages the prompt held, in its order (marker [n] names the n-th)
+  usage      the tokens the server's reply reports (`usage`), under [generation] model, and
+             the prompt's length in characters: the run's cost ([prices], docs/adapters.md)
   notes      what the adapter sees go wrong with a reply, counted as output defects
              (answers/defects.py): an empty reply, a reply cut at max_tokens
              (finish_reason "length"), a reply that echoes the prompt's own instructions
@@ -236,14 +238,32 @@ class ChatGenerator:
         contexts = [Context(hit.doc_id, text) for hit, (_, text) in zip(hits, passages, strict=True)]
         if not hits:
             return Answer(self.abstain, [], abstained=True)
-        completion = self._complete(question, self.body(question, passages))
+        body = self.body(question, passages)
+        completion = self._complete(question, body)
+        used = self.usage(completion, body)
         reply = completion.content.strip()
         seen = notes(reply, completion.finish_reason, self.max_tokens, self.template)
         cites = self.citations
         if abstains(reply, self.abstain) or (cites and not strip_markers(reply).strip()):
             said = strip_markers(reply).strip() if cites else reply  # nothing but markers: no answer
-            return Answer(said or self.abstain, contexts, abstained=True, citations=cites, notes=seen)
-        return Answer(reply, contexts, citations=cites, notes=seen)  # the engine checks each citation
+            return Answer(
+                said or self.abstain, contexts, abstained=True, citations=cites, notes=seen, usage=used
+            )
+        return Answer(
+            reply, contexts, citations=cites, notes=seen, usage=used
+        )  # the engine checks each citation
+
+    def usage(self, completion: Completion, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Answer.usage from the reply's `usage` (None when the server reported none), under
+        the model named in [generation] model: the name [prices] knows it by."""
+        if not {"prompt_tokens", "completion_tokens"} & set(completion.usage):
+            return None
+        return {
+            "model": self.model,
+            "prompt_tokens": completion.usage.get("prompt_tokens", 0),
+            "completion_tokens": completion.usage.get("completion_tokens", 0),
+            "prompt_characters": len(body["messages"][0]["content"]),
+        }
 
     def _complete(self, question: str, body: dict[str, Any]) -> Completion:
         asked = f"{self.client.url} (model {self.model!r}), answering {question!r}"

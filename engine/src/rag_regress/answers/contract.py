@@ -61,7 +61,8 @@ def check_answer(answer: object, corpus: dict[str, Document]) -> Answer:
     """Validate what a generator returned; raise AnswerOutputError saying what is wrong:
     not an Answer; text not a string; `abstained` not a bool (the string "false" would read
     as true); contexts not a list of Context; a context whose document is not in the corpus
-    or whose text is not text of that document; `citations` not a bool; `notes` not strings.
+    or whose text is not text of that document; `citations` not a bool; `notes` not strings;
+    `usage` not None or a dict of token counts (api.py).
     What the text says is never refused: an empty answer, a wrong citation, a leaked template
     token are the model's output, measured (answers/defects.py, checks.py)."""
     if not isinstance(answer, Answer):
@@ -92,4 +93,20 @@ def check_answer(answer: object, corpus: dict[str, Document]) -> Answer:
         raise AnswerOutputError(f"Answer.citations must be True or False, got {answer.citations!r}")
     if not isinstance(answer.notes, (list, tuple)) or not all(isinstance(n, str) for n in answer.notes):
         raise AnswerOutputError(f"Answer.notes must be a tuple of strings, got {answer.notes!r}")
+    if answer.usage is not None and (problem := _usage_problem(answer.usage)):
+        raise AnswerOutputError(f"Answer.usage {problem}, got {answer.usage!r}")
     return answer
+
+
+def _usage_problem(usage: object) -> str | None:
+    """What is wrong with an Answer.usage (api.py), or None: a dict whose token counts are
+    whole numbers of at least 0 and whose model is a string."""
+    if not isinstance(usage, dict) or not all(isinstance(key, str) for key in usage):
+        return "must be a dict with string keys (or None)"
+    for name in ("prompt_tokens", "completion_tokens", "prompt_characters"):
+        value = usage.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f"{name} must be a whole number of at least 0"
+    if not isinstance(usage.get("model", ""), str):
+        return "model must be the model's name, a string"
+    return None

@@ -79,7 +79,7 @@ EvalInputError naming it, the file left byte for byte, as is any other bad line.
 are skipped; a line of another seed is an error (use the same --seed, or another
 --output), and so is a slot whose kind or sources differ from this plan's (the corpus or
 [golden] kinds changed). At the end a summary goes to stderr: the lines written, the
-dropped ones by reason, the requests, retries and tokens. The API key is read from the
+dropped ones by reason, the requests, retries, tokens and their cost ([prices]). The API key is read from the
 variable [golden] api_key_env names and never printed.
 """
 
@@ -99,6 +99,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import IO, Any
 
+from .. import cost
 from ..answers.judges import Judge, build_judge
 from ..answers.judges.claims import split_sentences
 from ..answers.llm.client import Client, Completion, Refused, Transient, json_content
@@ -867,7 +868,10 @@ class _Generation:
         ]
         if reasons:
             lines.append("  dropped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())))
-        lines.append(f"  {counts.calls} requests ({counts.retries} retries), {used}")
+        prompt, completion = tokens.get("prompt_tokens", 0), tokens.get("completion_tokens", 0)
+        spent = cost.usd(self.config.prices, self.model, prompt, completion)
+        priced = f", cost {cost.dollars(spent, self.model)} (model {self.model!r})" if total else ""
+        lines.append(f"  {counts.calls} requests ({counts.retries} retries), {used}{priced}")
         return "\n".join(lines)
 
 

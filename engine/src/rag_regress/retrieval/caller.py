@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol, TypeVar
 
+from ..api import Answer
+from ..cost import Tally
 from .calls import TeamCodeError, call
 from .executor import Executor, Sequential
 from .outputs import OutputCache
@@ -88,6 +90,7 @@ class Caller:
         cache: OutputCache | None = None,
         monitor: Monitor | None = None,
         counts: CallCounts | None = None,
+        usage: Tally | None = None,
     ):
         self.executor = executor or Sequential()
         self.retry = retry or RetryPolicy()
@@ -95,6 +98,9 @@ class Caller:
         self.cache = cache
         self.monitor: Monitor = monitor or _Quiet()
         self.counts = counts if counts is not None else CallCounts()
+        # The usage each Answer returned here reports (never an answer from the cache: it is
+        # served without a call); shared with `uncached()`, whose calls count in the same run.
+        self.usage = usage if usage is not None else Tally()
         self._lock = threading.Lock()
         self._meter: Meter = _Silent()
 
@@ -110,7 +116,7 @@ class Caller:
     def uncached(self) -> Caller:
         """The same caller without the cache (the determinism re-ask, stochastic parts): its
         calls count in the same run."""
-        return Caller(self.executor, self.retry, self.limit, None, self.monitor, self.counts)
+        return Caller(self.executor, self.retry, self.limit, None, self.monitor, self.counts, self.usage)
 
     def _count(self, **more: int) -> None:
         with self._lock:
@@ -136,6 +142,8 @@ class Caller:
                 self.retry.sleep(self.retry.wait(attempt))
                 continue
             self._meter.ended(False)
+            if isinstance(result, Answer):
+                self.usage.add(result.usage)
             return result
 
     def map(self, function: Callable[[T], R], items: Sequence[T], what: str) -> list[R]:

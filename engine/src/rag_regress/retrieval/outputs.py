@@ -145,7 +145,7 @@ def decode_hits(stored: object) -> list[Hit] | None:
 # Every field of api.Answer is stored: a field left out would come back as its default, and
 # a cached answer would then be checked otherwise than the fresh one (a test holds this list
 # to the dataclass).
-ANSWER_FIELDS = ("text", "contexts", "abstained", "citations", "notes")
+ANSWER_FIELDS = ("text", "contexts", "abstained", "citations", "notes", "usage")
 
 
 def encode_answer(answer: Answer) -> dict[str, Any]:
@@ -156,11 +156,16 @@ def encode_answer(answer: Answer) -> dict[str, Any]:
         "contexts": contexts,
         "citations": answer.citations,
         "notes": list(answer.notes),
+        "usage": dict(answer.usage) if answer.usage is not None else None,
     }
 
 
 def decode_answer(stored: object) -> Answer | None:
-    if not isinstance(stored, dict) or set(stored) != set(ANSWER_FIELDS):
+    # An entry written before `usage` was stored has none: read as not reported.
+    if not isinstance(stored, dict) or set(stored) - {"usage"} != set(ANSWER_FIELDS) - {"usage"}:
+        return None
+    usage = stored.get("usage")
+    if usage is not None and not isinstance(usage, dict):
         return None
     text, abstained, contexts = stored["text"], stored["abstained"], stored["contexts"]
     citations, notes = stored["citations"], stored["notes"]
@@ -173,7 +178,7 @@ def decode_answer(stored: object) -> Answer | None:
     if not all(isinstance(note, str) for note in notes):
         return None
     passages = [Context(doc_id, passage) for doc_id, passage in contexts]
-    return Answer(text, passages, abstained, citations=citations, notes=tuple(notes))
+    return Answer(text, passages, abstained, citations=citations, notes=tuple(notes), usage=usage)
 
 
 class OutputCache:

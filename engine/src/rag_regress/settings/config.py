@@ -34,6 +34,7 @@ from .schema import (
     GateSettings,
     GoldenSettings,
     LogSettings,
+    PriceSettings,
     RetrievalSettings,
     RunSettings,
     StatsSettings,
@@ -69,6 +70,7 @@ class Config:
     # been the golden set's path ([data] golden, below).
     golden_settings: GoldenSettings = field(default_factory=GoldenSettings)
     logs: LogSettings = field(default_factory=LogSettings)  # [logs]: what `golden import-logs` reads
+    prices: dict[str, PriceSettings] = field(default_factory=dict)  # [prices]: USD per million tokens
     text: str = field(default="", repr=False, compare=False)  # eval.toml as read
     # The outputs as written in eval.toml (joined to its folder, not resolved): the settings
     # resolve symlinks, and an output written through one must be noticed (see `as_written`).

@@ -217,7 +217,12 @@ def reference() -> str:
         about = (info.annotation.__doc__ or "").split(":", 1)[-1] if section else (info.description or "")
         about = " ".join(about.split()).split(". ")[0].rstrip(".")  # its first sentence
         out += [f"### [{table}]", "", f"{about[:1].upper()}{about[1:]}.", ""]
-        if not section:
+        keyed = get_args(info.annotation)[1:] if get_origin(info.annotation) is dict else ()
+        entry = _fields(keyed[0]) if keyed else None  # [prices]: a table per key
+        if entry is not None:
+            out += ["One table per key, each with:", ""]
+            section = entry
+        elif not section:
             out += ["Free-form: any keys, checked by the code that reads them.", ""]
             continue
         out += ["| setting | default | allowed | meaning |", "| --- | --- | --- | --- |"]

@@ -362,6 +362,14 @@ class RunSettings:
     output_cache_file: SettingsPath = Field(
         default=Path(".cache/outputs.json"), description="where the output cache is kept (not committed)"
     )
+    max_cost: StrictFloat | None = Field(
+        default=None,
+        ge=0,
+        le=100_000,
+        examples=[5.0],
+        description="USD a run may cost at most: eval, baseline and gate estimate the cost of their model "
+        "calls from [prices] before making any (as --dry-run does) and exit 2 above it (default: no limit)",
+    )
 
     @model_validator(mode="after")
     def _version_given(self) -> RunSettings:
@@ -706,6 +714,18 @@ class LogSettings:
     seed: StrictInt = Field(default=0, ge=0, le=2**31 - 1, description="the sampling seed")
 
 
+@dataclass(frozen=True, config=TABLE)
+class PriceSettings:
+    """[prices.MODEL]: what one model costs, in USD per million tokens."""
+
+    input: StrictFloat = Field(
+        ge=0, le=100_000, examples=[0.15], description="USD per million input (prompt) tokens"
+    )
+    output: StrictFloat = Field(
+        ge=0, le=100_000, examples=[0.6], description="USD per million output (completion) tokens"
+    )
+
+
 class EvalFile(BaseModel):
     """The whole of eval.toml: its tables. [retriever] and [generation] are free-form: each
     retriever and generator validates its own options."""
@@ -727,6 +747,11 @@ class EvalFile(BaseModel):
     sweep: SweepSettings
     golden: GoldenSettings
     logs: LogSettings
+    prices: dict[str, PriceSettings] = Field(
+        description="USD per million tokens of each model a run calls, keyed by its name as "
+        '[generation], [judge] and [golden] model write it: `"gpt-4o-mini" = { input = 0.15, '
+        'output = 0.6 }`; a model without one shows "no price"'
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,264 @@
+"""What a run will cost, worked out before any model call: `--dry-run` prints it, `[run]
+max_cost` refuses a run above it (exit 2).
+
+Per part (cost.py), from the golden set (and the holdout, for `gate`), never from a call:
+
+  generator  one call per question not answered from the output cache, times [gate] repeats
+             when the generator or the retriever is declared stochastic, plus the [gate]
+             determinism_check re-asks of `gate`. For the shipped openai adapter: the prompt
+             is its template with each question and `contexts` passages of the corpus' mean
+             length (no retrieval is run), at 4 characters a token, or at the ratio the last
+             report ([data] report) measured; completion tokens are [generation] max_tokens,
+             or the mean per call the last report measured. The stand-in: nothing (it calls
+             no model). Another generator: the tokens per call its last report measured
+             (Answer.usage), else unknown.
+  judge      a model judge ([judge] backend "llm") only: the tokens per question and requests
+             the last report measured, times repeats when a part is stochastic; else unknown.
+
+A question the verdict cache will answer is counted as judged again: the estimate is an
+upper bound there. An unknown part, or a model without a [prices] entry, leaves the cost
+unknown: max_cost then refuses to start, since the cost cannot be bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any
+
+from . import cost
+from .adapters import openai
+from .answers import stand_in
+from .api import Document, Hit, System
+from .errors import EvalInputError
+from .inputs.data import Question
+from .retrieval.retrievers import OptionsError
+from .settings.config import Config
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One part of an estimate; tokens None: unknown (`basis` says why)."""
+
+    name: str
+    calls: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    model: str | None
+    usd: float | None
+    basis: str
+
+
+class _NoSearch:
+    """The retriever the openai adapter is built with to read its options: never asked."""
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        return []
+
+
+def last_cost(config: Config) -> dict[str, Any]:
+    """The `run.cost` the last report at [data] report measured ({} when there is none)."""
+    try:
+        data = json.loads(config.report.read_text(encoding="utf-8"))
+        found = data["run"]["cost"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _measured(entry: object) -> dict[str, float] | None:
+    """Per call, what a report's part measured: prompt and completion tokens (None: nothing)."""
+    if not isinstance(entry, dict):
+        return None
+    reported = entry.get("calls", 0) - entry.get("unreported", 0)
+    prompt, completion = entry.get("prompt_tokens", 0), entry.get("completion_tokens", 0)
+    if not isinstance(reported, int) or reported <= 0 or not prompt:
+        return None
+    return {"prompt": prompt / reported, "completion": completion / reported}
+
+
+def generator_questions(
+    config: Config, command: str, questions: Sequence[Question], holdout: Sequence[Question], cached: set[str]
+) -> list[Question]:
+    """The questions the generator will be asked, one entry per call (module doc)."""
+    stochastic = set(config.gate.stochastic)
+    moving = bool({"retriever", "generator"} & stochastic)
+    split = [*questions, *(holdout if command == "gate" else ())]
+    fresh = [q for q in split if moving or q.question not in cached]
+    asked = fresh + split * ((config.gate.repeats - 1) if moving else 0)
+    if command == "gate" and not moving:  # the determinism check re-asks questions asked this run
+        chosen = [q for q in questions if q.question not in cached][: config.gate.determinism_check]
+        asked += chosen
+    return asked
+
+
+def _passages_characters(documents: Sequence[Document], contexts: int) -> int:
+    """The length of `contexts` numbered passages of the corpus' mean length (openai.numbered)."""
+    if not documents:
+        return 0
+    shown = [
+        (len(d.title) + 1 if d.title else 0) + 1 + len(d.text if d.text.strip() else d.title)
+        for d in documents
+    ]
+    count = min(contexts, len(documents))
+    markers = sum(len(f"[{n}]") for n in range(1, count + 1))
+    return round(count * fmean(shown)) + markers + 2 * (count - 1)
+
+
+def _generator(
+    config: Config, system: System, corpus: dict[str, Document], asked: list[Question], last: dict[str, Any]
+) -> Planned:
+    measured = _measured(last.get("generator"))
+    calls = len(asked)
+    if system.build_generator is stand_in.build:  # extractive: it calls no model
+        return Planned("generator", calls, 0, 0, None, 0.0, "the stand-in generator calls no model")
+    if system.build_generator is openai.build:
+        try:
+            chat = openai.build(_NoSearch(), list(corpus.values()), config.generation)
+        except OptionsError as error:
+            line = config.line_of("generation", error.key) if error.key else config.line_of("generation")
+            raise EvalInputError(
+                config.path, f"generation.{error.key}: {error}", "fix that option", line
+            ) from None
+        filler = "x" * _passages_characters(list(corpus.values()), chat.contexts)
+        characters = sum(len(openai.render(chat.template, q.question, filler)) for q in asked)
+        found = last.get("generator")
+        entry: dict[str, Any] = found if isinstance(found, dict) else {}
+        measured_characters = entry.get("prompt_characters", 0)
+        if measured and measured_characters:
+            ratio = entry["prompt_tokens"] / measured_characters
+            per_token = f"{1 / ratio:.2f} characters a token (measured by the last report)"
+        else:
+            ratio = 1 / cost.CHARACTERS_PER_TOKEN
+            per_token = f"{cost.CHARACTERS_PER_TOKEN} characters a token"
+        prompt = round(characters * ratio)
+        if measured:
+            completion = round(measured["completion"] * calls)
+            said = f"{measured['completion']:.0f} completion tokens a call (measured)"
+        else:
+            completion = chat.max_tokens * calls
+            said = f"max_tokens ({chat.max_tokens}) a call"
+        basis = (
+            f"the prompt template with each question and {chat.contexts} passages of the corpus' mean "
+            f"length (no retrieval run), {per_token}; {said}"
+        )
+        model: str | None = chat.model
+    elif measured:
+        prompt, completion = round(measured["prompt"] * calls), round(measured["completion"] * calls)
+        model = last["generator"].get("model")
+        basis = "the tokens a call the last report measured (Answer.usage)"
+    else:
+        why = "unknown: no report measured its tokens (a generator fills Answer.usage: docs/adapters.md)"
+        return Planned("generator", calls, None, None, None, None, why)
+    return Planned(
+        "generator",
+        calls,
+        prompt,
+        completion,
+        model,
+        cost.usd(config.prices, model, prompt, completion),
+        basis,
+    )
+
+
+def _judge(config: Config, judged: int, last: dict[str, Any]) -> Planned | None:
+    if config.judge.backend != "llm":
+        return None
+    model = config.judge.model
+    entry = last.get("judge")
+    questions = entry.get("questions", 0) if isinstance(entry, dict) else 0
+    if not isinstance(entry, dict) or not questions or not entry.get("calls"):
+        why = "unknown: no earlier report ([data] report) measured the LLM judge's tokens per question"
+        return Planned("judge", judged, None, None, model, None, why)
+    calls = round(entry["calls"] / questions * judged)
+    prompt = round(entry["prompt_tokens"] / questions * judged)
+    completion = round(entry["completion_tokens"] / questions * judged)
+    basis = "the tokens a question the last report measured (verdicts the cache holds counted again)"
+    return Planned(
+        "judge", calls, prompt, completion, model, cost.usd(config.prices, model, prompt, completion), basis
+    )
+
+
+def estimate_run(
+    config: Config,
+    system: System,
+    command: str,
+    corpus: dict[str, Document],
+    questions: Sequence[Question],
+    holdout: Sequence[Question] = (),
+    cached: set[str] | frozenset[str] = frozenset(),
+) -> list[Planned]:
+    """The parts `command` (eval, baseline or gate) will call, estimated (module doc).
+    `cached`: the questions whose answers the output cache holds."""
+    last = last_cost(config)
+    asked = generator_questions(config, command, questions, holdout, set(cached))
+    parts = [_generator(config, system, corpus, asked, last)]
+    split = len(questions) + (len(holdout) if command == "gate" else 0)
+    repeats = config.gate.repeats if config.gate.stochastic else 1
+    judge = _judge(config, split * repeats, last)
+    return parts + ([judge] if judge is not None else [])
+
+
+def total_usd(parts: Sequence[Planned]) -> float | None:
+    """The estimate's cost; None when a part that will be called is unknown or has no price."""
+    costs = [part.usd for part in parts if part.calls]
+    return None if any(value is None for value in costs) else sum(value or 0.0 for value in costs)
+
+
+def estimate_lines(parts: Sequence[Planned], command: str) -> list[str]:
+    """The estimate, as --dry-run prints it."""
+    lines = [f"Cost estimate of `{command}` (dry run: no model was called, nothing written):"]
+    for part in parts:
+        if part.prompt_tokens is None:
+            lines.append(f"  {part.name}: {part.calls} calls, tokens {part.basis}")
+            continue
+        model = f", model {part.model!r}" if part.model else ""
+        lines.append(
+            f"  {part.name}: {part.calls} calls, ~{part.prompt_tokens:,} prompt + "
+            f"{part.completion_tokens or 0:,} completion tokens{model}: {cost.dollars(part.usd, part.model)}"
+        )
+        lines.append(f"      from {part.basis}")
+    whole = total_usd(parts)
+    lines.append(f"  total: {cost.dollars(whole) if whole is not None else 'unknown (a part above is)'}")
+    return lines
+
+
+def require_within(config: Config, parts: Sequence[Planned]) -> None:
+    """[run] max_cost: exit 2 (EvalInputError) before any model call when the estimate is
+    above it, or when a part that will be called cannot be bounded."""
+    limit = config.run.max_cost
+    if limit is None:
+        return
+    line = config.line_of("run", "max_cost")
+    for part in parts:
+        if not part.calls:
+            continue
+        if part.prompt_tokens is None:
+            raise EvalInputError(
+                config.path,
+                f"run.max_cost: the cost of this run cannot be bounded: the {part.name}'s tokens "
+                f"are {part.basis}",
+                "run it once without [run] max_cost so that its report measures them, or remove max_cost",
+                line,
+            )
+        if part.usd is None:
+            raise EvalInputError(
+                config.path,
+                f"run.max_cost: the cost of this run cannot be bounded: the {part.name}'s model "
+                f"{part.model!r} has no price",
+                f'add [prices] "{part.model}" = {{ input = ..., output = ... }} (USD per million tokens)',
+                line,
+            )
+    whole = total_usd(parts) or 0.0
+    if whole > limit:
+        spent = ", ".join(f"{part.name} {cost.dollars(part.usd)}" for part in parts if part.calls)
+        raise EvalInputError(
+            config.path,
+            f"run.max_cost: this run is estimated at {cost.dollars(whole)} ({spent}), above "
+            f"[run] max_cost = {limit:g}; no model was called",
+            "raise max_cost, or ask less (fewer questions, [gate] repeats, [generation] max_tokens); "
+            "`--dry-run` shows the estimate",
+            line,
+        )
