@@ -137,13 +137,19 @@ def trec_eval(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> dict[s
     """trec_eval's values, under our names: the condensed variants' from a second evaluation
     with -J. It ranks the tied scores itself."""
     result: dict[str, dict[str, float]] = {}
+    # A query with an empty ranking is never given to pytrec_eval-terrier 0.5.11, which reads
+    # freed memory on one (a segfault, depending on the heap). trec_eval itself never sees such
+    # a query (a run file holds no line for it) and with -c counts it zero on every measure.
+    ranked = {qid: ranking for qid, ranking in run.items() if ranking}
     for judged_only in (False, True):
         cases = {name: case for name, case in CASES.items() if case.trec and case.condensed is judged_only}
         measures = {case.trec.format(k=k) for case in cases.values() if case.trec}
         evaluator = pytrec_eval.RelevanceEvaluator(
             qrels, measures, relevance_level=level, judged_docs_only_flag=judged_only
         )
-        for qid, values in evaluator.evaluate(run).items():
+        found = evaluator.evaluate(ranked) if ranked else {}
+        found |= {qid: dict.fromkeys(measures, 0.0) for qid in run if not run[qid] and qid in qrels}
+        for qid, values in found.items():
             row = result.setdefault(qid, {})
             row |= {name: values[case.trec.format(k=k)] for name, case in cases.items() if case.trec}
     # trec_eval's recip_rank has no cutoff; over the top k of its own ranking it is mrr@k, and

@@ -72,6 +72,8 @@ def _answer(
             raw = caller.call(generator.answer, question.question)
         elif isinstance(raw, Raised):
             raise raw.error
+        elif cached is None and isinstance(raw, Answer):  # a worker called the generator: its usage counts
+            caller.usage.add(raw.usage)
         answer = check_answer(raw, corpus)
     except AnswerOutputError as error:
         who, fix = _author(generator)
