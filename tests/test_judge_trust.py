@@ -1,9 +1,10 @@
 """Trust measured on a team's own answers, in a baked project. As shipped, the lexical judge's
 agreement with people (on the demo's held-out labels) is below [judge] min_kappa, so an answer
 that invents a sentence is reported in every view and the gate passes. The team grades 60
-sentences of its own answers on the page in real headless Chromium, merges them, calibrates:
-the judge now agrees with its people, its checks gate, and the same answer fails the gate, with
-faithfulness corrected by those labels and its interval shown."""
+sentences of its own answers on the page in real headless Chromium, merges them, calibrates.
+Labels read the other way put kappa below min_kappa: the answer is advisory again. With the
+grades as given, the judge agrees with its people, its checks gate, and the same answer fails
+the gate, with faithfulness corrected by those labels and its interval shown."""
 
 from __future__ import annotations
 
@@ -132,8 +133,23 @@ def test_the_judge_gates_only_once_it_agrees_with_the_teams_own_grades(tmp_path:
     domains = re.findall(r"^  (\S+) +\d+ +[01]\.\d{3} ", calibrated.stdout, re.M)
     assert domains and domains[0] == "team", calibrated.stdout
 
-    # 3. The judge agrees with the team: its checks gate, and the same answer fails.
+    # 3. Graders who read every sentence the other way: kappa on their labels is below
+    #    min_kappa, and the same invented sentence is advisory again.
     inventing(project, original, {target["question"]})
+    team = project / "evals" / "team_labels.jsonl"
+    kept = team.read_bytes()
+    lines = [json.loads(line) for line in kept.decode("utf-8").splitlines()]
+    team.write_text(
+        "".join(json.dumps({**line, "supported": not line["supported"]}) + "\n" for line in lines)
+    )
+    contrary = rag(project, "gate")
+    assert contrary.returncode == 0, output(contrary)
+    below = r"Judge lexical 2\.0: kappa -[01]\.\d\d .* below min_kappa 0\.4; its checks are advisory"
+    assert re.search(below, contrary.stdout), contrary.stdout
+    assert "GATE PASSED" in contrary.stdout and qid in contrary.stdout
+    team.write_bytes(kept)
+
+    # 4. The judge agrees with the team: its checks gate, and the same answer fails.
     gate = rag(project, "gate")
     assert gate.returncode == 3, output(gate)
     out = gate.stdout
