@@ -5,7 +5,10 @@ Per part (cost.py), from the golden set (and the holdout, for `gate`), never fro
 
   generator  one call per question not answered from the output cache, times [gate] repeats
              when the generator or the retriever is declared stochastic, plus the [gate]
-             determinism_check re-asks of `gate`. For the shipped openai adapter: the prompt
+             determinism_check re-asks of `gate`. What the generator is, is read from the
+             object the [system] factory builds (with a retriever that finds nothing), so a
+             team's build_generator returning the adapter counts as the adapter. For the
+             shipped openai adapter: the prompt
              is its template with each question and `contexts` passages of the corpus' mean
              length (no retrieval is run), at 4 characters a token, or at the ratio the last
              report ([data] report) measured; completion tokens are [generation] max_tokens,
@@ -52,7 +55,7 @@ class Planned:
 
 
 class _NoSearch:
-    """The retriever the openai adapter is built with to read its options: never asked."""
+    """The retriever a generator is built with to read what it is: it finds nothing."""
 
     def search(self, question: str, depth: int) -> list[Hit]:
         return []
@@ -107,21 +110,33 @@ def _passages_characters(documents: Sequence[Document], contexts: int) -> int:
     return round(count * fmean(shown)) + markers + 2 * (count - 1)
 
 
+def _built(config: Config, system: System, corpus: dict[str, Document]) -> object:
+    """The generator the team's factory makes, with a retriever that finds nothing, to read
+    what it is: the shipped openai adapter (its prompt and max_tokens) or the stand-in,
+    whether named in [system] or returned by the team's own build_generator. None when the
+    factory cannot be built so (it searches while it builds, or fails): its cost is then what
+    the last report measured, or unknown."""
+    try:
+        return system.build_generator(_NoSearch(), list(corpus.values()), config.generation)
+    except OptionsError as error:  # the shipped adapters' options, at their line
+        line = config.line_of("generation", error.key) if error.key else config.line_of("generation")
+        raise EvalInputError(
+            config.path, f"generation.{error.key}: {error}", "fix that option", line
+        ) from None
+    except Exception:  # the team's code: a real run names its error at its line (team_trace)
+        return None
+
+
 def _generator(
     config: Config, system: System, corpus: dict[str, Document], asked: list[Question], last: dict[str, Any]
 ) -> Planned:
     measured = _measured(last.get("generator"))
     calls = len(asked)
-    if system.build_generator is stand_in.build:  # extractive: it calls no model
-        return Planned("generator", calls, 0, 0, None, 0.0, "the stand-in generator calls no model")
-    if system.build_generator is openai.build:
-        try:
-            chat = openai.build(_NoSearch(), list(corpus.values()), config.generation)
-        except OptionsError as error:
-            line = config.line_of("generation", error.key) if error.key else config.line_of("generation")
-            raise EvalInputError(
-                config.path, f"generation.{error.key}: {error}", "fix that option", line
-            ) from None
+    built = _built(config, system, corpus)
+    if isinstance(built, stand_in.ExtractiveGenerator):  # it calls no model
+        return Planned("generator", calls, 0, 0, None, 0.0, "the stand-in generator, which calls no model")
+    if isinstance(built, openai.ChatGenerator):
+        chat = built
         filler = "x" * _passages_characters(list(corpus.values()), chat.contexts)
         characters = sum(len(openai.render(chat.template, q.question, filler)) for q in asked)
         found = last.get("generator")

@@ -19,6 +19,7 @@ import fake_http
 from conftest import SHIPPED, TINY_CONFIG, run_cli, write_project
 from fake_http import Received, Reply, Server, serving
 from rag_regress.adapters import openai
+from rag_regress.answers import stand_in
 from rag_regress.answers.contract import AnswerOutputError, check_answer
 from rag_regress.api import Answer, System
 
@@ -260,3 +261,37 @@ def test_a_team_generators_usage_that_is_no_token_count_is_refused(usage: Any, s
         check_answer(Answer("an answer", usage=usage), {})
     fine = {"model": "m", "prompt_tokens": 3, "completion_tokens": 1}
     assert check_answer(Answer("an answer", usage=fine), {}).usage == fine
+
+
+def test_a_team_factory_returning_the_adapter_or_the_stand_in_is_estimated_as_it(
+    tmp_path: Path, chat_server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the generator is comes from the object the team's build_generator returns, as in the
+    template's generator.py: the adapter is estimated from its prompt, the stand-in costs 0, and
+    nothing is asked of the server."""
+
+    def team_adapter(retriever: Any, documents: Any, options: dict[str, Any]) -> Any:
+        return openai.build(retriever, documents, options)
+
+    config = project(tmp_path, chat_server, max_tokens=24)
+    assert (
+        run_cli(["--config", str(config), "eval", "--dry-run"], System(SHIPPED.build_retriever, team_adapter))
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert re.search(
+        r"generator: 60 calls, ~[\d,]+ prompt \+ 1,440 completion tokens, model 'answer-model'", out
+    )
+    assert estimated_total(out) > 0 and chat_server.received == []
+
+    def team_stand_in(retriever: Any, documents: Any, options: dict[str, Any]) -> Any:
+        return stand_in.build(retriever, documents, {"min_score": 0.0})
+
+    assert (
+        run_cli(
+            ["--config", str(config), "eval", "--dry-run"], System(SHIPPED.build_retriever, team_stand_in)
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "the stand-in generator, which calls no model" in out and estimated_total(out) == 0.0

@@ -36,7 +36,6 @@ it was measured on an earlier version of them.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -46,7 +45,7 @@ from typing import Any
 
 from ..errors import EvalInputError, shown_path
 from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _unique, json_lines
-from ..inputs.files import write_atomic
+from ..inputs.files import sha256_file, write_atomic
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
 from .verdicts import judged
@@ -402,18 +401,12 @@ def _stored(path: Path) -> list[dict[str, Any]]:
 
 
 def labels_digest(path: Path) -> str | None:
-    """The sha256 of the labels file's bytes (as gate/receipt.sha256_file, which the report's
-    receipt records); None when it is not a regular file or cannot be read."""
-    digest = hashlib.sha256()
+    """The sha256 of the labels file's bytes (inputs/files.sha256_file, as the report's receipt
+    records it); None when it is not a regular file or cannot be read."""
     try:
-        if not path.is_file():  # a folder, a pipe: never a hang
-            return None
-        with path.open("rb") as file:
-            for block in iter(lambda: file.read(1 << 20), b""):
-                digest.update(block)
+        return sha256_file(path) if path.is_file() else None
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 def _same_file(stored: object, path: Path) -> bool:

@@ -43,17 +43,6 @@ class Estimate:
     items: int  # the run's items
     confidence: float
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {
-            "raw": self.raw,
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "labelled": self.labelled,
-            "items": self.items,
-            "confidence": self.confidence,
-        }
-
 
 def prediction_powered(
     run: Sequence[tuple[bool, float]], labelled: Sequence[tuple[bool, bool]], confidence: float = 0.95

@@ -30,7 +30,7 @@ labelled sentences, with its 95% interval. A floor on faithfulness is then held 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -218,10 +218,12 @@ def changed_since(record: dict[str, Any] | None, baseline: dict[str, Any] | None
     return f"the judge's checks {then} at the baseline and {now} now{labels}"
 
 
-def trust_line(record: dict[str, Any] | None, judge: str) -> str:
-    """One line for every view: the judge, what it measures, its measured agreement, and what
-    gates."""
-    name = judge.split(" ", 1)[0]
+def trust_line(record: dict[str, Any] | None, identity: Mapping[str, Any] | None) -> str:
+    """One line for every view: the judge (its `identity`, from the report's settings), what it
+    measures, its measured agreement, and what gates."""
+    identity = identity or {}
+    judge = " ".join(str(identity[key]) for key in ("name", "version") if identity.get(key)) or "(unknown)"
+    name = str(identity.get("name") or "")
     measures = f". The {name} judge measures {MEASURES[name]}" if name in MEASURES else ""
     if not record:
         return (

@@ -15,7 +15,6 @@ is what changes a metric's definition (check_same_engine).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import platform
 import subprocess
@@ -24,6 +23,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import EvalInputError
+from ..inputs.files import sha256_file
 from ..inputs.reports import Report
 from ..settings.config import Config
 
@@ -31,20 +31,6 @@ from ..settings.config import Config
 DATA_HASHES = ("corpus", "golden")
 ENGINE = "rag-regress"
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "sentence-transformers", "torch")
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of the file's bytes (line endings included: .gitattributes pins them).
-    A path that is not a regular file (a folder, a pipe, a device) is exit 2, not a hang."""
-    if not path.is_file():
-        raise EvalInputError(
-            path, "this input is not a regular file", "point its setting in eval.toml at a file"
-        )
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def git_commit(folder: Path) -> str | None:

@@ -276,22 +276,19 @@ def compare(
         result.notes.append(moved)
     corrected = (calibration or {}).get("faithfulness")
     for name, floor in floors.items():
-        if name == "faithfulness" and isinstance(corrected, dict):
-            # held by the corrected estimate's interval, not the judge's own figure
-            if not not_lower(floor, corrected["low"]):
-                message = (
-                    f"faithfulness corrected by {corrected['labelled']} labels of your answers is "
-                    f"{corrected['estimate']:.3f} (95% {corrected['low']:.3f} to "
-                    f"{corrected['high']:.3f}; the judge alone {now[name]:.3f}): its lower end is "
-                    f"below the floor {floor:.3f}"
-                )
-                moves = question_moves(report, baseline, name, OVERALL, floor)
-                result.failures.append(Failure("floor", name, message, **behind(moves), **held(name)))
+        # faithfulness corrected by the team's labels is held by its interval's lower end
+        by = corrected if name == "faithfulness" and isinstance(corrected, dict) else None
+        if not_lower(floor, by["low"] if by is not None else now[name]):
             continue
-        if not not_lower(floor, now[name]):
-            message = f"{name} = {now[name]:.3f} is below its floor {floor:.3f}"
-            moves = question_moves(report, baseline, name, OVERALL, floor)
-            result.failures.append(Failure("floor", name, message, **behind(moves), **held(name)))
+        message = (
+            f"faithfulness corrected by {by['labelled']} labels of your answers is {by['estimate']:.3f} "
+            f"(95% {by['low']:.3f} to {by['high']:.3f}; the judge alone {now[name]:.3f}): its lower "
+            f"end is below the floor {floor:.3f}"
+            if by is not None
+            else f"{name} = {now[name]:.3f} is below its floor {floor:.3f}"
+        )
+        moves = question_moves(report, baseline, name, OVERALL, floor)
+        result.failures.append(Failure("floor", name, message, **behind(moves), **held(name)))
     for tag, tag_floors in gate.slice_floors.items():
         piece = report.slices.get(tag)
         for metric, floor in tag_floors.items():

@@ -59,8 +59,8 @@ from ..answers.judges.claims import split_sentences
 from ..answers.verdicts import judged as has_verdict
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
-from ..gate.receipt import sha256_file
 from ..inputs.data import load_corpus
+from ..inputs.files import sha256_file
 from ..inputs.reading import REPORT_LIMIT, parse_json, read_data
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import Config

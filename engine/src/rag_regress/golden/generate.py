@@ -894,9 +894,10 @@ def _required(config: Config, settings: GoldenSettings) -> None:
         )
 
 
-def _output(config: Config, output: Path | None) -> Path:
-    """Where candidates go, checked: never onto an input (the golden set, the corpus ...)."""
-    inputs = named_inputs(config)
+def candidates_output(config: Config, output: Path | None, *extra: tuple[Path, str]) -> Path:
+    """Where candidates go (`output`, else [golden] candidates), checked: never onto an input
+    (the golden set, the corpus ..., and the `extra` files a command reads)."""
+    inputs = named_inputs(config, *extra)
     if output is not None:
         check_output(output, "candidates file (--output)", inputs)
         return output
@@ -905,7 +906,19 @@ def _output(config: Config, output: Path | None) -> Path:
     return written
 
 
-def _golden_questions(config: Config, corpus: dict[str, Document]) -> list[tuple[str, str]]:
+def check_count_and_seed(config: Config, table: str, count: int, seed: int) -> None:
+    """A candidate command's --count (at least 1) and --seed (a 32-bit seed), else exit 2 at
+    `table`'s line of eval.toml."""
+    line = config.line_of(table)
+    if count < 1:
+        raise EvalInputError(config.path, f"--count must be 1 or more, got {count}", "e.g. --count 50", line)
+    if not 0 <= seed < SEED_RANGE:
+        raise EvalInputError(
+            config.path, f"--seed must be from 0 to {SEED_RANGE - 1}, got {seed}", "e.g. --seed 0", line
+        )
+
+
+def golden_questions(config: Config, corpus: dict[str, Document]) -> list[tuple[str, str]]:
     """(id, question) of the golden set and the holdout, those that exist: what candidates
     must not duplicate."""
     found = []
@@ -958,16 +971,10 @@ def run_generate(
     _required(config, settings)
     count = settings.count if count is None else count
     seed = settings.seed if seed is None else seed
-    line = config.line_of("golden")
-    if count < 1:
-        raise EvalInputError(config.path, f"--count must be 1 or more, got {count}", "e.g. --count 50", line)
-    if not 0 <= seed < SEED_RANGE:
-        raise EvalInputError(
-            config.path, f"--seed must be from 0 to {SEED_RANGE - 1}, got {seed}", "e.g. --seed 0", line
-        )
-    path = _output(config, output)
+    check_count_and_seed(config, "golden", count, seed)
+    path = candidates_output(config, output)
     corpus = load_corpus(config.corpus)
-    golden = _golden_questions(config, corpus)
+    golden = golden_questions(config, corpus)
     try:
         slots = plan(corpus, settings.kinds, seed, count)
     except ValueError as error:
@@ -1003,6 +1010,6 @@ def run_generate(
             f"read the dropped lines' `why`; for malformed replies use a model that follows the prompt "
             f"(an instruction-tuned one), set [golden] json_mode or max_tokens ({settings.max_tokens}), "
             "then rerun: the dropped slots are kept, so raise --count for new ones",
-            line,
+            config.line_of("golden"),
         )
     return int(ExitCode.OK)

@@ -81,14 +81,13 @@ from typing import Any, TypeVar
 from ..answers.reference import squad_tokens
 from ..api import Document
 from ..errors import EvalInputError, ExitCode, shown_path
-from ..inputs.data import load_corpus, load_golden, parse_json_lines
-from ..inputs.files import check_output, write_atomic
+from ..inputs.data import load_corpus, parse_json_lines
+from ..inputs.files import write_atomic
 from ..inputs.reading import QUESTIONS_LIMIT, STRICT_JSON, read_data
-from ..run import named_inputs
 from ..settings.config import Config
 from ..settings.schema import LogSettings
 from .generate import GENERATOR as GENERATE
-from .generate import SEED_RANGE, jaccard, token_set
+from .generate import candidates_output, check_count_and_seed, golden_questions, jaccard, token_set
 
 GENERATOR = "rag-regress golden import-logs"
 KIND = "logs"
@@ -715,17 +714,6 @@ def write_candidates(path: Path, existing: Existing, records: Iterable[dict[str,
 # -- the command ------------------------------------------------------------------------------
 
 
-def _output(config: Config, output: Path | None, log: Path) -> Path:
-    """Where the candidates go, checked: never onto an input (the log among them)."""
-    inputs = named_inputs(config, (log, "the log file"))
-    if output is not None:
-        check_output(output, "candidates file (--output)", inputs)
-        return output
-    written = config.written.get(("golden", "candidates"), config.golden_settings.candidates)
-    check_output(written, "candidates file ([golden] candidates)", inputs, project=config.path.parent)
-    return written
-
-
 def _read(path: Path, raw: bytes, form: str, settings: LogSettings, clean: Redactor) -> Reading:
     if form == "csv":
         return read_csv(raw, path, settings, clean)
@@ -810,15 +798,9 @@ def summary(
 def _golden_questions(config: Config, corpus: dict[str, Document]) -> tuple[set[str], set[int]]:
     """The normalised questions of the golden set and the holdout, and the log-N numbers of
     their ids (a merged log question keeps its id)."""
-    questions, numbers = set(), set()
-    for path, what in [(config.golden, "golden set"), (config.holdout, "holdout")]:
-        if path is not None and path.exists():
-            for question in load_golden(path, corpus, what):
-                questions.add(normalised(question.question))
-                found = LOG_ID.fullmatch(question.id)
-                if found:
-                    numbers.add(int(found.group(1)))
-    return questions, numbers
+    found = golden_questions(config, corpus)
+    numbers = {int(match.group(1)) for qid, _ in found if (match := LOG_ID.fullmatch(qid))}
+    return {normalised(question) for _, question in found}, numbers
 
 
 def run_import_logs(
@@ -837,14 +819,8 @@ def run_import_logs(
     settings = config.logs
     count = settings.count if count is None else count
     seed = settings.seed if seed is None else seed
-    line = config.line_of("logs")
-    if count < 1:
-        raise EvalInputError(config.path, f"--count must be 1 or more, got {count}", "e.g. --count 50", line)
-    if not 0 <= seed < SEED_RANGE:
-        raise EvalInputError(
-            config.path, f"--seed must be from 0 to {SEED_RANGE - 1}, got {seed}", "e.g. --seed 0", line
-        )
-    target = _output(config, output, path)
+    check_count_and_seed(config, "logs", count, seed)
+    target = candidates_output(config, output, (path, "the log file"))
     raw = read_data(
         path,
         "log",

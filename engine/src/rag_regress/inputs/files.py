@@ -12,6 +12,7 @@ removed on any failure.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
@@ -143,3 +144,17 @@ def check_output(
         parent = parent.parent
     if not parent.is_dir():
         raise EvalInputError(path, f"the {what} cannot be written: {parent} is a file, not a folder", fix)
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of the file's bytes (line endings included: .gitattributes pins them).
+    A path that is not a regular file (a folder, a pipe, a device) is exit 2, not a hang."""
+    if not path.is_file():
+        raise EvalInputError(
+            path, "this input is not a regular file", "point its setting in eval.toml at a file"
+        )
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -159,8 +159,7 @@ def _summary(report: Report) -> list[str]:
         named = model if judge.get("model") else ""
         lines.append(f"Judge {judge.get('name')}{named}, threshold {judge.get('threshold')}")
     if calibration is not None or (judge and any(name in JUDGE_CHECKS for name in applied)):
-        version = " ".join(str(judge[key]) for key in ("name", "version") if judge.get(key))
-        lines.append(trust_line(calibration, version or "(unknown)"))
+        lines.append(trust_line(calibration, judge))
         lines += [corrected] if (corrected := corrected_line(calibration)) else []
     slices = {tag: piece for tag, piece in report.slices.items() if piece.evaluated}
     if slices:

@@ -509,13 +509,7 @@ def gate_view(report: Report, result: GateResult, baseline: Report, max_listed: 
         holdout_evaluated=holdout.counts.evaluated if holdout else 0,
         receipt=_receipt(report.receipt),
         max_listed=max_listed,
-        judge_trust=trust_line(report.receipt.get("calibration"), _judge_name(report)),
+        judge_trust=trust_line(report.receipt.get("calibration"), report.settings.get("judge")),
         corrected=corrected_line(report.receipt.get("calibration")),
         advisory=[f"{f.message} (advisory; the judge: {f.advisory})" for f in result.failures if f.advisory],
     )
-
-
-def _judge_name(report: Report) -> str:
-    """The judge as a reader knows it: its name and version ("lexical 2.0")."""
-    judge = report.settings.get("judge") or {}
-    return " ".join(str(judge[key]) for key in ("name", "version") if judge.get(key)) or "(unknown)"
