@@ -193,9 +193,10 @@ def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def baseline_form(run: dict) -> dict:
     """A run report's JSON in the form `baseline` commits: the top k of each ranking, the ranks
-    of the judged documents, the answers without their text, and none of the run's own
-    counts (the `run` section: calls made, outputs cached); the engine's inputs/reports.py
-    (`Report.for_baseline`) defines it."""
+    of the judged documents, the answers without their text and a later turn without the
+    conversation it was asked after, and none of the run's own counts (the `run` section:
+    calls made, outputs cached); the engine's inputs/reports.py (`Report.for_baseline`)
+    defines it."""
     k = run["settings"]["k"]
     for row in run["questions"]:
         ranked = [doc_id for doc_id, _ in row["retrieved"]]
@@ -204,6 +205,7 @@ def baseline_form(run: dict) -> dict:
         row["retrieved"] = row["retrieved"][:k]
         if row.get("answer"):
             row["answer"]["text"] = ""
+        row.pop("history", None)
     run.pop("holdout", None)
     run.pop("run", None)
     return run

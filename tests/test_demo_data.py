@@ -35,7 +35,8 @@ def test_golden_set_covers_what_a_real_one_needs() -> None:
     assert len(golden) >= 40
     keys = {"id", "question", "relevant", "must_include", "answerable", "tags", "must_pass"}
     assert all(
-        set(q) - {"not_relevant"} == keys | ({"reference", "nuggets"} if q["answerable"] else set())
+        set(q) - {"not_relevant", "history"}
+        == keys | ({"reference", "nuggets"} if q["answerable"] else set())
         for q in golden
     )
     # Judged and found not relevant: documents of the shipped BM25's top 5, never a relevant one.
@@ -61,6 +62,22 @@ def test_golden_set_covers_what_a_real_one_needs() -> None:
         answering = " ".join(" ".join(text.lower().split()) for text in texts)
         for nugget in q.get("nuggets", []):
             assert " ".join(nugget["text"].lower().split()) in answering, (q["id"], nugget["text"])
+
+
+def test_the_demo_holds_conversations_whose_follow_ups_need_their_history() -> None:
+    """Later turns (`history`) in conversations of two and three turns, each turn before them
+    an item of the golden set too; most assistant turns left for the system to write."""
+    golden = {q["id"]: q for q in load("golden.jsonl")}
+    later = [q for q in golden.values() if q.get("history")]
+    assert len(later) >= 6 and {len(q["history"]) for q in later} == {2, 4}
+    asked = {q["question"] for q in golden.values()}
+    for q in later:
+        users = [turn["content"] for turn in q["history"] if turn["role"] == "user"]
+        assert all(said in asked for said in users), q["id"]  # each earlier turn is gated too
+        assert [turn["role"] for turn in q["history"]] == ["user", "assistant"] * (len(q["history"]) // 2)
+    blanks = sum("content" not in turn for q in later for turn in q["history"] if turn["role"] == "assistant")
+    given = sum("content" in turn for q in later for turn in q["history"] if turn["role"] == "assistant")
+    assert blanks > given >= 1
 
 
 def test_the_engines_demo_is_the_templates() -> None:

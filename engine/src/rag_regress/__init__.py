@@ -17,7 +17,9 @@ from .api import (
     Context,
     Document,
     Generator,
+    History,
     Hit,
+    Message,
     Retriever,
     System,
     Tokenizer,
@@ -30,11 +32,13 @@ __all__ = [
     "Context",
     "Document",
     "Generator",
+    "History",
     "Hit",
+    "Message",
     "Retriever",
     "System",
     "Tokenizer",
     "__version__",
     "looks_like_abstention",
 ]
-__version__ = "2.5.0"  # semantic: a change of any metric's definition is a major version
+__version__ = "2.6.0"  # semantic: a change of any metric's definition is a major version

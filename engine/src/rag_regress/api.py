@@ -5,6 +5,11 @@ contract between the team's system and the template's engine.
 
 - A retriever is anything with `search(question, depth) -> list[Hit]`, best first.
 - A generator is anything with `answer(question) -> Answer`.
+- A question may follow earlier turns of a conversation (a golden item's `history`). A
+  `search` or `answer` that declares a `history` parameter receives them, as a tuple of
+  `Message`s, oldest first (`search_many`: `histories`, one tuple per question); one that
+  does not is called with the question alone, as before, and so answers it blind to the
+  conversation.
 - `build_retriever(documents, tokenize, options)` and `build_generator(retriever, documents,
   options)` make them; the command line hands both factories to the engine as a `System`.
 
@@ -34,6 +39,20 @@ class Document:
     id: str
     text: str
     title: str = ""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One earlier turn of a conversation: who spoke ("user" or "assistant") and what they
+    said. An assistant turn the golden set left for the system to write holds the system's
+    own answer to the user turn before it."""
+
+    role: str
+    content: str
+
+
+History = tuple[Message, ...]
+"""A conversation before the question, oldest turn first: user, assistant, user, ..."""
 
 
 class _Pair(NamedTuple):
@@ -143,6 +162,9 @@ class Retriever(Protocol):
         a service takes them in one request). The evaluator then calls it once instead of
         `search` per question; it must return one list of hits per question, in order.
 
+        Conversations: declare `history: History = ()` to receive the turns before the
+        question (`search_many`: `histories: list[History]`); without it, the question alone.
+
         Thread-safe when `[run] concurrency` > 1: called from several threads at once.
         """
         ...
@@ -173,8 +195,10 @@ class Answer:
 
 class Generator(Protocol):
     def answer(self, question: str) -> Answer:
-        """Answer the question from retrieved passages, or abstain. Thread-safe when
-        `[run] concurrency` > 1: called from several threads at once."""
+        """Answer the question from retrieved passages, or abstain. Declare `history: History
+        = ()` to receive the conversation before the question (and hand it on to the
+        retriever's `search`). Thread-safe when `[run] concurrency` > 1: called from several
+        threads at once."""
         ...
 
 

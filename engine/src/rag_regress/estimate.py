@@ -26,7 +26,7 @@ unknown: max_cost then refuses to start, since the cost cannot be bounded.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -34,6 +34,7 @@ from typing import Any
 from . import cost
 from .adapters import openai
 from .answers import stand_in
+from .answers.conversations import to_write, written_from
 from .api import Document, Hit, System
 from .errors import EvalInputError
 from .inputs.data import Question
@@ -83,18 +84,31 @@ def _measured(entry: object) -> dict[str, float] | None:
 
 
 def generator_questions(
-    config: Config, command: str, questions: Sequence[Question], holdout: Sequence[Question], cached: set[str]
+    config: Config,
+    command: str,
+    questions: Sequence[Question],
+    holdout: Sequence[Question],
+    cached: Callable[[str], str | None],
 ) -> list[Question]:
-    """The questions the generator will be asked, one entry per call (module doc)."""
+    """The questions the generator will be asked, one entry per call (module doc); `cached`:
+    the output cache's answer to a turn (by Turn.key), None when it holds none."""
     stochastic = set(config.gate.stochastic)
     moving = bool({"retriever", "generator"} & stochastic)
     split = [*questions, *(holdout if command == "gate" else ())]
-    fresh = [q for q in split if moving or q.question not in cached]
+    if not moving:  # the assistant turns the cache already wrote (conversations.py)
+        split = written_from(split, cached)
+    fresh = [q for q in split if moving or cached(q.asked.key) is None]
     asked = fresh + split * ((config.gate.repeats - 1) if moving else 0)
     if command == "gate" and not moving:  # the determinism check re-asks questions asked this run
-        chosen = [q for q in questions if q.question not in cached][: config.gate.determinism_check]
-        asked += chosen
-    return asked
+        chosen = [q for q in split[: len(questions)] if cached(q.asked.key) is None]
+        asked += chosen[: config.gate.determinism_check]
+    return asked + to_write(split)  # the assistant turns the golden set leaves to the system
+
+
+def _said(question: Question) -> int:
+    """The characters of a question's history that are known before the run (its user turns
+    and the assistant turns the golden set writes), which the prompt carries too."""
+    return sum(len(content or "") for _, content in question.history)
 
 
 def _passages_characters(documents: Sequence[Document], contexts: int) -> int:
@@ -138,7 +152,7 @@ def _generator(
     if isinstance(built, openai.ChatGenerator):
         chat = built
         filler = "x" * _passages_characters(list(corpus.values()), chat.contexts)
-        characters = sum(len(openai.render(chat.template, q.question, filler)) for q in asked)
+        characters = sum(len(openai.render(chat.template, q.question, filler)) + _said(q) for q in asked)
         found = last.get("generator")
         entry: dict[str, Any] = found if isinstance(found, dict) else {}
         measured_characters = entry.get("prompt_characters", 0)
@@ -203,12 +217,12 @@ def estimate_run(
     corpus: dict[str, Document],
     questions: Sequence[Question],
     holdout: Sequence[Question] = (),
-    cached: set[str] | frozenset[str] = frozenset(),
+    cached: Callable[[str], str | None] = lambda key: None,
 ) -> list[Planned]:
     """The parts `command` (eval, baseline or gate) will call, estimated (module doc).
-    `cached`: the questions whose answers the output cache holds."""
+    `cached`: the output cache's answer to a turn (by Turn.key), None when it holds none."""
     last = last_cost(config)
-    asked = generator_questions(config, command, questions, holdout, set(cached))
+    asked = generator_questions(config, command, questions, holdout, cached)
     parts = [_generator(config, system, corpus, asked, last)]
     split = len(questions) + (len(holdout) if command == "gate" else 0)
     repeats = config.gate.repeats if config.gate.stochastic else 1

@@ -17,7 +17,7 @@ import statistics
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Any
 
 from . import cost
 from .answers.checks import evaluate_answers
+from .answers.conversations import written
 from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .answers.trust import measure as measure_trust
 from .answers.verdicts import ALWAYS_JUDGES
@@ -67,6 +68,7 @@ from .render.html import html_report
 from .render.markdown import markdown_summary, write_summary
 from .render.progress import QUIET, Progress, interactive
 from .render.view import gate_view
+from .retrieval.asking import with_history
 from .retrieval.batch import compute, judge_rankings
 from .retrieval.caller import Caller
 from .retrieval.calls import TeamCodeError, call, failure, time_limit
@@ -110,6 +112,7 @@ def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, 
         checks={str(m): values[str(m)] >= t for m, t in config.gate.checks.items()} if answerable else None,
         not_relevant=question.not_relevant,
         judged=judged_at_k([hit.doc_id for hit in hits[: config.k]], question.qrels, config.k),
+        history=tuple((message.role, message.content) for message in question.asked.history),
     )
 
 
@@ -183,6 +186,21 @@ class Built:
         # What a model judge spent over every judging of the run (repeats and holdout too).
         self.judge_spent: Counter[str] = Counter()
         self.judged_questions = 0  # the questions of the judgings counted (each split's once)
+
+    def conversations(self, inputs: Inputs) -> Inputs:
+        """`inputs` with the assistant turns the golden set leaves blank written by the
+        system (answers/conversations.py), before anything else is asked."""
+        config, caller = self.config, self.answering()
+
+        def written_in(questions: list[Question], golden: Path) -> list[Question]:
+            return written(questions, self.generator(), self.corpus, golden, caller)
+
+        held_out = inputs.holdout
+        return Inputs(
+            inputs.corpus,
+            written_in(inputs.questions, config.golden),
+            written_in(held_out, config.holdout) if held_out is not None and config.holdout else held_out,
+        )
 
     def judged(self, stats: dict[str, int]) -> None:
         """Count one judging's requests and tokens (AnswerResults.cache) into `judge_spent`."""
@@ -336,6 +354,7 @@ def evaluate(
     with running(config):
         built = Built(system, inputs.corpus, config, progress)
         try:
+            inputs = built.conversations(inputs)
             report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
         finally:
             calls = built.finish()
@@ -439,7 +458,7 @@ def evaluate_split(
             "add questions with relevant documents ('answerable': true)",
         )
     # The generator gets what the retriever returned: its chunks, when it returns chunks.
-    built.known.update((question.question, hits) for question, hits in zip(questions, chunks, strict=True))
+    built.known.update((question.asked.key, hits) for question, hits in zip(questions, chunks, strict=True))
     with _run_judge(config) as judge:
         answers = evaluate_answers(
             built.generator(),
@@ -584,7 +603,7 @@ def _repeat_runs(
             runs.append((metrics, answers))
             continue
         if chunks is not None:  # this run's hits, as the retriever returned them
-            built.known.update((question.question, h) for question, h in zip(questions, chunks, strict=True))
+            built.known.update((question.asked.key, h) for question, h in zip(questions, chunks, strict=True))
         with _run_judge(config) as judge:
             again = evaluate_answers(
                 built.generator(),
@@ -706,7 +725,7 @@ def check_determinism(
     served = cache.served("search") if cache is not None else set()
     if "generator" not in parts and cache is not None:
         served &= cache.served("answer")  # a question is left out when both came from the cache
-    asked = [question for question in questions if question.question not in served]
+    asked = [question for question in questions if question.asked.key not in served]
     chosen = [asked[i] for i in sample(len(asked), config.gate.determinism_check)]
     if not chosen:
         if questions and config.gate.determinism_check > 0:  # every output from the cache
@@ -729,7 +748,7 @@ def check_determinism(
     retrieve_all(
         built.retriever, chosen, built.corpus, config.depth, config.golden, again, real, "determinism"
     )
-    first = [built.known[question.question] for question in chosen]
+    first = [built.known[question.asked.key] for question in chosen]
     differences = ranking_differences(ids, first, again)
     require_deterministic("retriever", differences, len(chosen), config.path, size)
     checked = "retriever"
@@ -806,7 +825,8 @@ def _ask_again(generator: Generator, question: Question, golden: Path, caller: C
     """The generator's answer to `question`, asked again (never from the output cache); a
     crash names the question (exit 2)."""
     try:
-        return caller.call(generator.answer, question.question)
+        turn = question.asked
+        return caller.call(with_history(generator.answer, turn), turn.text)
     except Exception as error:  # a crash, exit or hang of the team's own generator: name the question
         raise EvalInputError(
             golden,
@@ -1024,22 +1044,28 @@ def discard_reports(
 # -- cost: --dry-run and [run] max_cost (estimate.py) --
 
 
-def _cached_answers(config: Config, system: System, questions: list[Question]) -> set[str]:
-    """The questions whose answers the output cache holds for this system (peeked, not served)."""
+def _cached_answers(config: Config, system: System) -> Callable[[str], str | None]:
+    """The output cache's answer text to a turn (by Turn.key) for this system, peeked, not
+    served; None when it holds none (or the cache is off)."""
     identity = system_identity(config, system.code)
     if identity is None:
-        return set()
+        return lambda key: None
     identity = complete_identity(
         identity, (config.retriever, config.generation), (config.path.parent, Path.cwd())
     )
     cache = OutputCache(config.run.output_cache_file, identity)
-    return {q.question for q in questions if cache.answer_for(q.question, peek=True) is not None}
+
+    def answer_of(key: str) -> str | None:
+        answer = cache.answer_for(key, peek=True)
+        return None if answer is None else answer.text
+
+    return answer_of
 
 
 def estimate_cost(config: Config, system: System, command: str, inputs: Inputs) -> list[Planned]:
     """What `command` will cost, from its inputs, before any call (estimate.py)."""
     held_out = inputs.holdout or []
-    cached = _cached_answers(config, system, [*inputs.questions, *held_out])
+    cached = _cached_answers(config, system)
     return estimate_run(config, system, command, inputs.corpus, inputs.questions, held_out, cached)
 
 
@@ -1192,6 +1218,7 @@ def run_gate(
     with running(config):
         built = Built(system, inputs.corpus, config, progress)
         try:
+            inputs = built.conversations(inputs)
             report = evaluate_split(config, inputs.questions, built, config.golden, judge_stats, progress)
             held_out = len(inputs.holdout or [])  # the repeats a fix would add answer these too
             # may refuse: exit 2, its fix costed from this run's numbers

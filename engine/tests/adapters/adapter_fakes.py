@@ -12,7 +12,7 @@ import pytest
 import fake_http
 from conftest import TINY_CORPUS
 from fake_http import Received, Reply, Server, serving
-from rag_regress.api import Document, Retriever
+from rag_regress.api import Document, Message, Retriever
 from rag_regress.retrieval.retrievers import bm25
 from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
 
@@ -26,8 +26,8 @@ def bm25_of(documents: list[Document], tokenizer: TokenizerSettings | None = Non
 
 
 def searching(retriever: Retriever, token: str | None = None) -> Callable[[Received], Reply]:
-    """A search service over `retriever`: POST {"query", "top_k"} or GET ?query=&top_k=,
-    answering {"hits": [{"id", "score"}]}; with `token`, a request without
+    """A search service over `retriever`: POST {"query", "top_k"[, "history"]} or GET
+    ?query=&top_k=, answering {"hits": [{"id", "score"}]}; with `token`, a request without
     "Authorization: Bearer <token>" gets 401."""
 
     def reply(request: Received) -> Reply:
@@ -35,9 +35,12 @@ def searching(retriever: Retriever, token: str | None = None) -> Callable[[Recei
             return Reply(401, {"error": "missing or wrong token"})
         if request.method == "GET":
             query, top_k = request.query["query"][0], int(request.query["top_k"][0])
+            said = []
         else:
             query, top_k = request.body["query"], request.body["top_k"]
-        hits = retriever.search(query, top_k)
+            said = request.body.get("history", [])  # sent when the request names {history}
+        history = tuple(Message(turn["role"], turn["content"]) for turn in said)
+        hits = retriever.search(query, top_k, history=history) if history else retriever.search(query, top_k)
         return Reply(body={"hits": [{"id": hit.doc_id, "score": hit.score} for hit in hits]})
 
     return reply

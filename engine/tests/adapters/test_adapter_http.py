@@ -5,6 +5,7 @@ sees it (retried or not, and what the message names)."""
 
 from __future__ import annotations
 
+import json
 import socket
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,7 +15,10 @@ from adapter_fakes import DOCUMENTS, TOKEN, bm25_of, search_service
 
 from fake_http import Received, Reply, Server
 from rag_regress.adapters import http
+from rag_regress.api import Message
 from rag_regress.errors import EvalInputError
+from rag_regress.inputs.conversation import Turn
+from rag_regress.retrieval.asking import with_history
 from rag_regress.retrieval.caller import Caller
 from rag_regress.retrieval.retries import RetryPolicy
 from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
@@ -100,6 +104,59 @@ def test_concurrent_searches_each_get_their_own_ranking(search_service: Server) 
     with ThreadPoolExecutor(8) as pool:
         found = list(pool.map(lambda question: built.search(question, 3), questions))
     assert found == [reference.search(question, 3) for question in questions]
+
+
+# -- conversations ----------------------------------------------------------------------------
+
+HISTORY = (
+    Message("user", "How do I sign in with SSO?"),
+    Message("assistant", "Members sign in through SSO once SAML is on."),
+    Message("user", "Which plans have it?"),
+    Message("assistant", "The Team plan."),
+)
+TURNS = [
+    {"role": "user", "content": "How do I sign in with SSO?"},
+    {"role": "assistant", "content": "Members sign in through SSO once SAML is on."},
+    {"role": "user", "content": "Which plans have it?"},
+    {"role": "assistant", "content": "The Team plan."},
+]
+
+
+def test_history_as_a_whole_value_is_sent_as_the_list_of_turns(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(body={"hits": []})
+    template = {"query": "{question}", "top_k": "{depth}", "history": "{history}", "nested": ["{history}"]}
+    built = retriever(search_service, request=template)
+    with_history(built.search, Turn("And the price?", HISTORY))("And the price?", 3)  # as the engine asks
+    built.search("SSO", 3)
+    after, alone = (request.body for request in search_service.received)
+    assert after == {"query": "And the price?", "top_k": 3, "history": TURNS, "nested": [TURNS]}
+    assert alone["history"] == [] and alone["nested"] == [[]]  # a first turn: an empty conversation
+
+
+def test_history_inside_a_string_is_the_user_turns_joined_by_newlines(search_service: Server) -> None:
+    search_service.default = lambda request: Reply(body={"hits": []})
+    built = retriever(search_service, request={"query": "{history}\n{question}", "top_k": "{depth}"})
+    built.search("And the price of {history}?", 3, HISTORY)
+    built.search("SSO", 3)
+    after, alone = (request.body["query"] for request in search_service.received)
+    # the assistant's words left out; a question holding "{history}" is sent as it is
+    assert after == "How do I sign in with SSO?\nWhich plans have it?\nAnd the price of {history}?"
+    assert alone == "\nSSO"
+
+
+def test_get_sends_the_list_of_turns_as_json_text(search_service: Server) -> None:
+    template = {"query": "{question}", "top_k": "{depth}", "history": "{history}"}
+    hits = retriever(search_service, method="GET", request=template).search("SSO", 2, HISTORY)
+    assert hits == bm25_of(DOCUMENTS).search("SSO", 2)
+    (request,) = search_service.received
+    assert [json.loads(value) for value in request.query["history"]] == [TURNS]
+
+
+def test_the_default_request_sends_no_history(search_service: Server) -> None:
+    built = retriever(search_service)
+    found = with_history(built.search, Turn("download invoices", HISTORY))("download invoices", 3)
+    assert found == bm25_of(DOCUMENTS).search("download invoices", 3)  # the question alone is searched
+    assert search_service.received[0].body == {"query": "download invoices", "top_k": 3}
 
 
 # -- the token --------------------------------------------------------------------------------

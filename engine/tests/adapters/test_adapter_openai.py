@@ -15,8 +15,10 @@ import fake_http
 from fake_http import Received, Reply, Server
 from rag_regress.adapters import openai
 from rag_regress.answers.contract import check_answer
-from rag_regress.api import Document, Hit
+from rag_regress.api import Document, History, Hit, Message
 from rag_regress.errors import EvalInputError
+from rag_regress.inputs.conversation import Turn
+from rag_regress.retrieval.asking import with_history
 from rag_regress.retrieval.caller import Caller
 from rag_regress.retrieval.retries import RetryPolicy
 
@@ -166,6 +168,88 @@ def test_a_chunk_hit_gives_its_chunk() -> None:
 
     built = openai.build(Chunked(), DOCUMENTS, {"base_url": "http://127.0.0.1:9/v1", "model": "m"})
     assert built.passage(Chunked().search("", 1)[0]) == ("Invoices", "Download invoices")
+
+
+# -- conversations ----------------------------------------------------------------------------
+
+HISTORY = (
+    Message("user", "How do I sign in with SSO?"),
+    Message("assistant", "Members sign in through SSO once SAML is on."),
+)
+
+
+class Remembering:
+    """A retriever that declares `history`: BM25 over the question, recording each call."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, History]] = []
+
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
+        self.asked.append((question, history))
+        return bm25_of(DOCUMENTS).search(question, depth)
+
+
+class Blind:
+    """A retriever written before conversations: its search takes no history."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def search(self, question: str, depth: int) -> list[Hit]:
+        self.asked.append(question)
+        return bm25_of(DOCUMENTS).search(question, depth)
+
+
+def blind(server: Server) -> openai.ChatGenerator:
+    """The adapter over a retriever that ignores the history: a later turn gets the same
+    passages, and so the same prompt, as the question alone."""
+    return openai.build(Blind(), DOCUMENTS, {"base_url": server.url, "model": "answer-model"})
+
+
+def test_the_history_is_sent_as_messages_in_order_before_the_same_prompt(chat_server: Server) -> None:
+    built = blind(chat_server)
+    built.answer(QUESTION)
+    # as the engine asks a later turn: with_history binds it because answer declares it
+    answer = with_history(built.answer, Turn(QUESTION, HISTORY))(QUESTION)
+    alone, after = (request.body["messages"] for request in chat_server.received)
+    assert alone == [{"role": "user", "content": alone[0]["content"]}]  # no history: one message, as before
+    assert after == [
+        {"role": "user", "content": "How do I sign in with SSO?"},
+        {"role": "assistant", "content": "Members sign in through SSO once SAML is on."},
+        {"role": "user", "content": alone[0]["content"]},  # the prompt is unchanged, and last
+    ]
+    assert answer.text == "Download invoices as PDF files from the Billing page." and not answer.abstained
+
+
+def test_prompt_characters_count_every_message_sent(chat_server: Server) -> None:
+    built = blind(chat_server)
+    alone = built.answer(QUESTION)
+    after = built.answer(QUESTION, HISTORY)
+    sent = chat_server.received[1].body["messages"]
+    assert alone.usage is not None and after.usage is not None
+    assert after.usage["prompt_characters"] == sum(len(message["content"]) for message in sent)
+    history = sum(len(message.content) for message in HISTORY)
+    assert after.usage["prompt_characters"] == alone.usage["prompt_characters"] + history
+
+
+def test_the_echo_check_still_reads_the_prompt_after_a_history(chat_server: Server) -> None:
+    echo = "Answer the question using only the numbered passages below. Keep the answer short"
+    chat_server.script = [replying(f"{echo}. SSO."), replying(f"{HISTORY[0].content} Use SAML.")]
+    built = generator(chat_server)
+    assert built.answer("SSO", HISTORY).notes[0].startswith("echoes the prompt: 'Answer the question using")
+    assert built.answer("SSO", HISTORY).notes == ()  # repeating the user's earlier words is no echo
+
+
+def test_a_retriever_declaring_history_receives_it_and_one_without_is_asked_the_question_alone(
+    chat_server: Server,
+) -> None:
+    remembering, blind = Remembering(), Blind()
+    options = {"base_url": chat_server.url, "model": "answer-model"}
+    openai.build(remembering, DOCUMENTS, options).answer(QUESTION, HISTORY)
+    answer = openai.build(blind, DOCUMENTS, options).answer(QUESTION, HISTORY)  # no TypeError
+    assert remembering.asked == [(QUESTION, HISTORY)] and blind.asked == [QUESTION]
+    assert answer.text.startswith("Download invoices")
+    assert len(chat_server.received[1].body["messages"]) == 3  # the model still gets the conversation
 
 
 # -- failures ---------------------------------------------------------------------------------

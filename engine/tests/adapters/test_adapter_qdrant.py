@@ -29,7 +29,8 @@ from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
 TOKENIZE = make_tokenizer(TokenizerSettings())
 CORPUS = load_corpus(PROJECT_ROOT / "evals" / "corpus.jsonl")
 DEMO = [Document(d.id, d.text, d.title) for d in CORPUS.values()]
-QUESTIONS = [q.question for q in load_golden(PROJECT_ROOT / "evals" / "golden.jsonl", CORPUS)]
+GOLDEN = load_golden(PROJECT_ROOT / "evals" / "golden.jsonl", CORPUS)
+QUESTIONS = [q.question for q in GOLDEN]
 
 
 @pytest.fixture(autouse=True)
@@ -68,6 +69,19 @@ def test_rankings_are_the_dense_retrievers(tmp_path: Path) -> None:
         assert [h.score for h in a] == sorted((h.score for h in a), reverse=True)
     one = built.search(QUESTIONS[0], 5)  # alone: the same ranking (scores to the last digits aside)
     assert [h.doc_id for h in one] == [h.doc_id for h in ours[0]]
+
+
+def test_a_later_turn_is_searched_in_its_conversation_as_the_dense_retriever_does(tmp_path: Path) -> None:
+    later = [q.asked for q in GOLDEN if q.history]
+    assert later, "the demo has conversations"
+    texts, histories = [t.text for t in later], [t.history for t in later]
+    reference = dense.build(DEMO, TOKENIZE, {"cache_dir": str(tmp_path / "embeddings")})
+    built = build(path=str(tmp_path / "qdrant"))
+    ours, theirs = built.search_many(texts, 5, histories), reference.search_many(texts, 5, histories)
+    assert [a[0].doc_id for a in ours] == [b[0].doc_id for b in theirs]
+    blind = build(path=str(tmp_path / "qdrant"), history=False).search_many(texts, 5, histories)
+    assert blind == built.search_many(texts, 5)  # history = false: the question alone
+    assert blind != ours  # and the conversation moves the rankings
 
 
 def test_an_unchanged_corpus_is_not_embedded_again(tmp_path: Path, encoded: list[int]) -> None:

@@ -63,6 +63,8 @@ def for_adapters(search: Server, chat: Server) -> Callable[[str], str]:
     def edit(text: str) -> str:
         text = re.sub(r"(?m)^min_score = .*\n", "", text)  # the stand-in's option
         retriever = f'[retriever]\nurl = "{search.url}"\nauth_env = "SEARCH_TOKEN"\ntimeout = 5\n'
+        # the conversation too, so that the service ranks a later turn as the shipped BM25 does
+        retriever += 'request = { query = "{question}", top_k = "{depth}", history = "{history}" }\n'
         generation = f'[generation]\nbase_url = "{chat.url}"\nmodel = "answer-model"\ncitations = true\n'
         text = text.replace("[retriever]\n", retriever, 1).replace("[generation]\n", generation, 1)
         return text + RUN
@@ -95,7 +97,7 @@ def test_eval_of_the_demo_through_both_adapters(
     ]
 
     # Every question was answered by the model, from passages it cited, and judged.
-    assert len(report["questions"]) == len(shipped["questions"]) == 60
+    assert len(report["questions"]) == len(shipped["questions"]) == 74
     for row in report["questions"]:
         answer = row["answer"]
         assert answer["text"].endswith("[1]") and not answer["abstained"]  # the engine reads the marker
@@ -103,7 +105,8 @@ def test_eval_of_the_demo_through_both_adapters(
         assert answer["citation_precision"] == answer["citation_recall"] == 1.0  # it cites its passage
     assert report["aggregate"]["faithfulness"] == 1.0  # each answer quotes its passage
     assert {"abstention", "key_facts"} <= set(report["aggregate"])
-    # One request per question, plus the retried one, each holding at most 3 passages.
-    assert len(chat_server.received) == 61 and len(demo_search.received) >= 61
+    # One request per question and per assistant turn the golden set leaves to the system
+    # (7 conversation prefixes), plus the retried one, each holding at most 3 passages.
+    assert len(chat_server.received) == 74 + 7 + 1 and len(demo_search.received) >= 82
     assert all(len(passages(request.user)) <= 3 for request in chat_server.received)
     assert report["run"]["system"]["retries"] == 2

@@ -79,7 +79,7 @@ def test_a_dry_run_estimates_the_cost_of_the_run_within_ten_percent_and_calls_no
     assert run_cli(["--config", str(config), "eval", "--dry-run"], SYSTEM) == 0
     out = capsys.readouterr().out
     assert chat_server.received == [] and not (tmp_path / "build" / "report.json").exists()
-    assert "generator: 60 calls" in out
+    assert "generator: 81 calls" in out  # 74 questions, 7 assistant turns to write
     estimate = estimated_total(out)
 
     assert run_cli(["--config", str(config), "eval"], SYSTEM) == 0
@@ -184,7 +184,7 @@ def test_answers_from_the_output_cache_cost_nothing_the_second_run(
     assert run_cli(["--config", str(config), "eval"], system) == 0
     second = report_of(config)["run"]["cost"]
     assert len(chat_server.received) == asked  # no request this time
-    assert second["generator"]["cached"] == 60
+    assert second["generator"]["cached"] == 81
     assert second["generator"]["calls"] == second["generator"]["prompt_tokens"] == 0
     assert second["generator"]["usd"] == 0 and second["total"]["usd"] == 0
 
@@ -237,13 +237,14 @@ def test_a_gate_dry_run_counts_the_determinism_re_asks_and_the_repeats(
     config = project(tmp_path / "plain", chat_server, max_tokens=24)
     determinism = 10  # [gate] determinism_check's default: 10 questions asked again
     assert run_cli(["--config", str(config), "gate", "--dry-run"], SYSTEM) == 0
-    assert f"generator: {60 + determinism} calls" in capsys.readouterr().out
+    assert f"generator: {81 + determinism} calls" in capsys.readouterr().out
 
     stochastic = project(tmp_path / "stochastic", chat_server, max_tokens=24)
     text = stochastic.read_text(encoding="utf-8")
     stochastic.write_text(text.replace("[gate]\n", '[gate]\nstochastic = ["generator"]\nrepeats = 3\n', 1))
     assert run_cli(["--config", str(stochastic), "eval", "--dry-run"], SYSTEM) == 0
-    assert "generator: 180 calls" in capsys.readouterr().out  # each question 3 times, no re-ask
+    # each question 3 times, no re-ask; the 7 assistant turns to write once
+    assert "generator: 229 calls" in capsys.readouterr().out
     assert chat_server.received == []
 
 
@@ -280,7 +281,7 @@ def test_a_team_factory_returning_the_adapter_or_the_stand_in_is_estimated_as_it
     )
     out = capsys.readouterr().out
     assert re.search(
-        r"generator: 60 calls, ~[\d,]+ prompt \+ 1,440 completion tokens, model 'answer-model'", out
+        r"generator: 81 calls, ~[\d,]+ prompt \+ 1,944 completion tokens, model 'answer-model'", out
     )
     assert estimated_total(out) > 0 and chat_server.received == []
 

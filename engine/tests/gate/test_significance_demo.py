@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import PROJECT_ROOT, SHIPPED, run_cli
-from rag_regress.api import System
+from rag_regress.api import History, System
 from rag_regress.gate.stats import min_changed_questions
 from rag_regress.settings.config import load_config
 
@@ -54,8 +54,8 @@ def change_output(edit: Callable[[str, list], list]) -> System:
         def __init__(self, inner: Any):
             self.inner = inner
 
-        def search(self, query: str, depth: int) -> list:
-            return edit(query, self.inner.search(query, depth))
+        def search(self, query: str, depth: int, history: History = ()) -> list:
+            return edit(query, self.inner.search(query, depth, history=history))
 
     return System(lambda *a, **kw: Edited(build(*a, **kw)), SHIPPED.build_generator)
 

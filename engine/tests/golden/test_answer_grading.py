@@ -405,3 +405,52 @@ def test_a_grader_labels_sentences_with_keys_and_the_download_calibrates_the_jud
     assert run_cli(["--config", str(project), "calibrate", "--labels", str(written)]) == 0
     out = capsys.readouterr().out
     assert "judge_labels.jsonl" in out and "examples" in out
+
+
+def test_a_sentence_of_a_later_turn_shows_the_conversation_the_system_was_asked_in(
+    evaluated: Path, tmp_path: Path, page: Page
+) -> None:
+    """A run report's row with history (as `eval` writes it): its sentences' page shows the
+    turns above the question, markup as text; a row without history shows none."""
+    data = json.loads((evaluated.parent / "build" / "report.json").read_text(encoding="utf-8"))
+    said = [
+        {"role": "user", "content": "Which plans have SSO? <b>now</b> <script>alert(3)</script>"},
+        {"role": "assistant", "content": "SSO is on the Business plan."},
+    ]
+    first = data["questions"][0]
+    first["history"] = said
+    report = write_jsonl(tmp_path / "report.json", [data])
+    html = tmp_path / "answers.html"
+    grade = [
+        "--config",
+        str(evaluated),
+        "grade",
+        "--answers",
+        str(report),
+        "--count",
+        "15",
+        "--output",
+        str(html),
+    ]
+    assert run_cli(grade) == 0
+    items = json.loads(DATA.findall(html.read_text(encoding="utf-8"))[0])["items"]
+    assert {i["question_id"] for i in items if "history" in i} == {first["id"]}
+    assert all(i["history"] == said for i in items if "history" in i)
+    turned = next(n for n, i in enumerate(items) if "history" in i)
+    plain = next(n for n, i in enumerate(items) if "history" not in i)
+
+    page.goto(html.as_uri())
+    for _ in range(turned):
+        page.keyboard.press("n")
+    assert page.text_content("#question") == first["question"]
+    turns = page.locator("#history li")
+    shown = [
+        (turns.nth(n).locator(".role").text_content(), turns.nth(n).locator(".said").text_content())
+        for n in range(2)
+    ]
+    assert turns.count() == 2 and shown == [(turn["role"], turn["content"]) for turn in said]
+    assert page.locator("#history b, #history script").count() == 0  # an alert would fail the fixture
+    for _ in range(abs(plain - turned)):
+        page.keyboard.press("n" if plain > turned else "p")
+    assert page.text_content("#question") == items[plain]["question"]
+    assert page.locator("#history").count() == 0

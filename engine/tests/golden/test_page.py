@@ -149,6 +149,37 @@ def test_a_long_text_is_cut_around_its_passage(tmp_path: Path) -> None:
     assert [doc["text"][s:e] for s, e in doc["marks"]] == ["sentence 1500."]
 
 
+MARKUP = "<b>bold</b> and <script>alert(2)</script>"
+HISTORY: tuple[tuple[str, str | None], ...] = (
+    ("user", f"How much is the Team plan? {MARKUP}"),
+    ("assistant", None),
+    ("user", "And Business?"),
+    ("assistant", "40 dollars a user.\nBilled monthly."),
+)
+
+
+def conversation() -> Question:
+    """Turn 3 of a conversation: the first assistant turn blank (the system writes it in a run),
+    markup in the first user turn."""
+    return Question("c1-3", "And on the annual plan?", {TWO_FA: 3}, history=HISTORY)
+
+
+def test_a_questions_item_carries_its_history_and_one_without_none(
+    corpus: dict[str, Document], golden: list[Question]
+) -> None:
+    with_history, without = page_items(corpus, [conversation(), golden[0]], include_golden=True)
+    assert with_history["history"] == [
+        {"role": "user", "content": f"How much is the Team plan? {MARKUP}"},
+        {"role": "assistant", "content": None},
+        {"role": "user", "content": "And Business?"},
+        {"role": "assistant", "content": "40 dollars a user.\nBilled monthly."},
+    ]
+    # No key at all, rather than an empty list: the page key of a golden set without
+    # conversations is the one its pages had before, so saved work is still found.
+    assert "history" not in without
+    assert list(without) == ["id", "origin", "question", "answerable", "reference", "nuggets", "docs"]
+
+
 BAD_CANDIDATES = [
     ("{not json", "not valid JSON"),
     (json.dumps({"id": "cand-0009", "status": "candidate", "relevant": {}}), "missing key(s): question"),
@@ -409,6 +440,31 @@ def test_the_page_refuses_to_download_without_a_name_and_shows_script_tags_as_te
     assert page.evaluate("document.activeElement.id") == "name" and downloads == []
     page.click("#clear")  # asks first (the fixture says yes), then forgets the grade
     assert page.text_content("#progress") == "3 of 3 graded"
+
+
+def test_the_conversation_shows_above_the_question_turn_by_turn_as_text(
+    tmp_path: Path, corpus: dict[str, Document], golden: list[Question], page: Page
+) -> None:
+    path = tmp_path / "grade.html"
+    write_page(path, page_items(corpus, [conversation(), golden[0]], include_golden=True), corpus, "Turns")
+    page.goto(path.as_uri())
+    turns = page.locator("#history li")
+    assert [turns.nth(n).locator(".role").text_content() for n in range(4)] == ["user", "assistant"] * 2
+    assert [turns.nth(n).locator(".said").text_content() for n in range(4)] == [
+        f"How much is the Team plan? {MARKUP}",  # the markup as typed: inert text
+        "(written by the system during a run)",
+        "And Business?",
+        "40 dollars a user.\nBilled monthly.",
+    ]
+    assert turns.count() == 4
+    # Above the question, and nothing of the markup became an element (an alert would fail
+    # the page fixture).
+    assert page.locator("#history + h2#question").text_content() == "And on the annual plan?"
+    assert page.locator("#history b, #history script").count() == 0
+    assert page.evaluate("document.scripts.length") == 2
+    page.keyboard.press("n")  # q01: no conversation, no block
+    assert page.text_content("#question") == golden[0].question
+    assert page.locator("#history").count() == 0
 
 
 def test_two_pages_of_one_title_never_share_saved_work(

@@ -20,7 +20,7 @@ import pytest
 import pytrec_eval
 
 from conftest import PROJECT_ROOT, SHIPPED, evaluate_shipped, run_cli
-from rag_regress.api import Hit, System
+from rag_regress.api import History, Hit, System
 from rag_regress.retrieval.names import REGISTRY, Metric
 from rag_regress.settings.config import load_config
 
@@ -66,9 +66,9 @@ def ties_reversed(build: Callable[..., Any]) -> Callable[..., Any]:
         def __init__(self, inner: Any):
             self.inner = inner
 
-        def search(self, query: str, depth: int) -> list[Hit]:
+        def search(self, query: str, depth: int, history: History = ()) -> list[Hit]:
             groups: dict[float, list[Hit]] = {}
-            for hit in self.inner.search(query, depth):
+            for hit in self.inner.search(query, depth, history=history):
                 groups.setdefault(float(np.float32(hit.score)), []).append(hit)
             out = []
             for tied, group in groups.items():

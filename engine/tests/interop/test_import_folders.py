@@ -209,7 +209,7 @@ def test_import_lists_the_settings_the_new_data_cannot_use_and_changes_none(
         return next(number for number, line in enumerate(lines, start=1) if line.startswith(text))
 
     gated = line_of('metrics = ["recall@5"')
-    assert "13 setting(s) of eval.toml the new data cannot use; `nox -s baseline -- --fit-floors`" in out
+    assert "14 setting(s) of eval.toml the new data cannot use; `nox -s baseline -- --fit-floors`" in out
     for expected in [
         f'eval.toml:{line_of("names = ")}: [judge] names: "Tidemark": no document of the corpus says it',
         f'eval.toml:{gated}: [gate] metrics: "key_facts": no question of the golden set has `must_include`',

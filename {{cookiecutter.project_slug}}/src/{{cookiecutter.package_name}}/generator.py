@@ -34,6 +34,11 @@ version, with a prompt file, abstention and citations, is rag_regress.adapters.o
     def build_generator(retriever, documents, options):
         return MyGenerator(retriever, {d.id: d.text for d in documents}, options)
 
+A later turn of a conversation (a golden item with `history`) reaches `answer` with its
+turns when it declares them, `answer(question, history=())`, a tuple of Message(role,
+content): hand them to `self.retriever.search(question, k, history=history)` and to the model
+as chat messages. Without the parameter, `answer` gets the question alone.
+
 With `[run] concurrency` above 1, `answer` is called from several threads at once.
 """
 

@@ -28,6 +28,12 @@ rag_regress.adapters.http):
     def build_retriever(documents, tokenize, options):
         return MyRetriever(options["url"])
 
+A later turn of a conversation (a golden item with `history`) reaches `search` with its
+turns when it declares them, `search(question, depth, history=())`, a tuple of
+Message(role, content), oldest first (`search_many`: `histories`). Without the parameter,
+`search` gets the question alone; the `turn:N` slices show what that costs. The shipped
+retrievers add the user's earlier turns to the query ([retriever] history = false: not).
+
 With `[run] concurrency` above 1, `search` is called from several threads at once: make it
 thread-safe (a client per thread, or one that allows concurrent use).
 """

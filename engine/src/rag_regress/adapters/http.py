@@ -12,9 +12,9 @@ eval.toml, every option (only `url` is required):
     [retriever]
     url = "https://search.internal/api/search"  # the service's address
     method = "POST"          # "POST": the request is a JSON body; "GET": query parameters
-    # The request: a table whose string values may hold {question} and {depth}; a value that
-    # is exactly "{depth}" is sent as a number. Nested tables and lists are sent as they are
-    # (POST only: GET takes text, numbers, true/false or lists of them).
+    # The request: a table whose string values may hold {question}, {depth} and {history}; a
+    # value that is exactly "{depth}" is sent as a number. Nested tables and lists are sent as
+    # they are (POST only: GET takes text, numbers, true/false or lists of them).
     request = { query = "{question}", top_k = "{depth}" }  # the default
     hits = "hits"            # dotted path to the list of hits in the reply ("" : the reply is the list;
                              # "result.items", "data.0.hits": a number picks an element of a list)
@@ -26,6 +26,14 @@ eval.toml, every option (only `url` is required):
     auth_header = "Authorization"   # the header that carries it
     auth_scheme = "Bearer"          # sent as "Bearer <token>"; "" sends the token alone
     timeout = 30             # seconds one request may take in all, connect to last byte (0: no limit)
+
+Conversations: `{history}` is the turns before the question (a golden item's `history`,
+api.py), oldest first. A value that is exactly "{history}" is sent as a JSON list of
+{"role": ..., "content": ...} objects (GET: that list as JSON text, one parameter); inside a
+longer string it is the user turns' contents joined by newlines (the assistant's turns left
+out: a search query wants what the user asked), "" without history. The default request
+sends no history, so the default retriever searches the question alone; to send it, name it
+in the request, e.g. request = { query = "{question}", top_k = "{depth}", history = "{history}" }.
 
 The hits are kept in the service's order (best first, as the engine checks), at most
 `depth` of them (a service that returns more is cut).
@@ -57,7 +65,7 @@ import urllib.parse
 from typing import Any
 
 from .. import __version__
-from ..api import Document, Hit, Tokenizer
+from ..api import Document, History, Hit, Tokenizer
 from ..net import redact
 from ..net.http import OutOfTime, TooLarge, Unreachable, send
 from ..net.http import problem as http_problem
@@ -80,7 +88,7 @@ KNOWN = (
 )
 DEFAULT_REQUEST: dict[str, Any] = {"query": "{question}", "top_k": "{depth}"}
 REPLY_LIMIT = 64_000_000  # bytes of one reply read at most
-_PLACEHOLDER = re.compile(r"\{(question|depth)\}")
+_PLACEHOLDER = re.compile(r"\{(question|depth|history)\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
@@ -107,18 +115,28 @@ class SearchError(Exception):
         self.status = status
 
 
-def render(template: Any, question: str, depth: int) -> Any:
-    """`template` with {question} and {depth} put in its strings; a string that is exactly
-    "{depth}" becomes the number. Replacement, not str.format: other braces stay as written,
-    and a question holding "{depth}" is sent as it is."""
+def render(template: Any, question: str, depth: int, history: History = (), flat: bool = False) -> Any:
+    """`template` with {question}, {depth} and {history} put in its strings; a string that is
+    exactly "{depth}" becomes the number, one that is exactly "{history}" the list of turns
+    (its JSON text when `flat`: a GET parameter), and {history} inside a longer string the
+    user turns joined by newlines (module doc). Replacement, not str.format: other braces
+    stay as written, and a question holding "{depth}" is sent as it is."""
     if isinstance(template, str):
         if template == "{depth}":
             return depth
-        return _PLACEHOLDER.sub(lambda found: question if found[1] == "question" else str(depth), template)
+        if template == "{history}":
+            turns = [{"role": message.role, "content": message.content} for message in history]
+            return json.dumps(turns, ensure_ascii=False) if flat else turns
+        said = {
+            "question": question,
+            "depth": str(depth),
+            "history": "\n".join(message.content for message in history if message.role == "user"),
+        }
+        return _PLACEHOLDER.sub(lambda found: said[found[1]], template)
     if isinstance(template, dict):
-        return {key: render(value, question, depth) for key, value in template.items()}
+        return {key: render(value, question, depth, history, flat) for key, value in template.items()}
     if isinstance(template, list):
-        return [render(value, question, depth) for value in template]
+        return [render(value, question, depth, history, flat) for value in template]
     return template
 
 
@@ -214,9 +232,9 @@ class HTTPRetriever:
         redact.remember_headers(self.headers)
         self.timeout = timeout
 
-    def _request(self, question: str, depth: int) -> tuple[str, bytes | None]:
-        """The address and body of the request for `question`."""
-        rendered = render(self.request, question, depth)
+    def _request(self, question: str, depth: int, history: History = ()) -> tuple[str, bytes | None]:
+        """The address and body of the request for `question` after `history`."""
+        rendered = render(self.request, question, depth, history, flat=self.method == "GET")
         if self.method == "GET":
             query = urllib.parse.urlencode(
                 [
@@ -228,9 +246,9 @@ class HTTPRetriever:
             return (f"{self.url}{'&' if '?' in self.url else '?'}{query}" if query else self.url), None
         return self.url, json.dumps(rendered, ensure_ascii=False).encode("utf-8")
 
-    def _fetch(self, question: str, depth: int) -> bytes:
+    def _fetch(self, question: str, depth: int, history: History) -> bytes:
         asked = f"searching {self.url} for {question!r}"
-        url, data = self._request(question, depth)
+        url, data = self._request(question, depth, history)
         seconds = self.timeout or None  # the whole request, connect to last byte (0: no limit)
         try:
             reply = send(
@@ -259,8 +277,10 @@ class HTTPRetriever:
             return " (redirects are not followed: set [retriever] url to the address it names)"
         return " (check [retriever] request against what the service expects)"
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        raw = self._fetch(question, depth)
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
+        """The service's ranking for `question`; `history` is sent where the request names
+        {history} (module doc: Conversations), else not at all."""
+        raw = self._fetch(question, depth, history)
         about = f"the reply of {self.url} to {question!r}"
         try:
             reply = loads(raw)

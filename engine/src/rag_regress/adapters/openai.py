@@ -25,12 +25,18 @@ eval.toml, every option (`base_url` and `model` are required):
     abstain = "I don't know."   # the exact reply meaning "the passages do not answer this"
     timeout = 60                # seconds one request may take in all, connect to last byte (0: no limit)
 
-The prompt template: the text sent as the one user message, where `{question}` is replaced by
+The prompt template: the text sent as the last user message, where `{question}` is replaced by
 the question and `{contexts}` by the passages, numbered, each "[n] title" and its text on the
 next line (a chunk hit gives its chunk). Nothing else in it is read: other braces (JSON
 examples, passages holding braces) stay as written. A template file must hold both names.
 The built-in template (`default_prompt`) asks for an answer from the passages only, for [n]
 markers when `citations` is true, and for the `abstain` reply when they do not answer.
+
+Conversations: a question with `history` (earlier turns, api.py) is searched with that
+history (the retriever's `search` gets `history=` when it declares it, else the question
+alone) and sent as the history's messages in order, role and content as given, followed by
+the rendered prompt as the last user message. Without history the request holds the one
+user message. The template is unchanged: it holds the last question and its passages.
 
 How a reply becomes an Answer:
 
@@ -46,7 +52,8 @@ How a reply becomes an Answer:
              answer says so (Answer.citations): a "[2]" in it is the model's text
   contexts   the passages the prompt held, in its order (marker [n] names the n-th)
   usage      the tokens the server's reply reports (`usage`), under [generation] model, and
-             the prompt's length in characters: the run's cost ([prices], docs/adapters.md)
+             the characters of all the messages sent (history and prompt): the run's cost
+             ([prices], docs/adapters.md)
   notes      what the adapter sees go wrong with a reply, counted as output defects
              (answers/defects.py): an empty reply, a reply cut at max_tokens
              (finish_reason "length"), a reply that echoes the prompt's own instructions
@@ -74,8 +81,10 @@ from typing import Any
 
 from ..answers.citations import strip_markers
 from ..answers.llm.client import Client, Completion, Refused, Transient
-from ..api import Answer, Context, Document, Hit, Retriever, looks_like_abstention
+from ..api import Answer, Context, Document, History, Hit, Retriever, looks_like_abstention
+from ..inputs.conversation import Turn
 from ..net.http import OutOfTime
+from ..retrieval.asking import with_history
 from . import Options
 
 KNOWN = (
@@ -219,12 +228,14 @@ class ChatGenerator:
         text = document.text[hit.start : hit.end] if hit.chunk is not None else document.text
         return document.title, text if text.strip() else document.title
 
-    def body(self, question: str, passages: list[tuple[str, str]]) -> dict[str, Any]:
-        """The chat-completions request for `question` answered from `passages`."""
+    def body(self, question: str, passages: list[tuple[str, str]], history: History = ()) -> dict[str, Any]:
+        """The chat-completions request for `question` answered from `passages`, after the
+        conversation's earlier turns (module doc: Conversations)."""
         prompt = render(self.template, question, numbered(passages))
+        messages = [{"role": message.role, "content": message.content} for message in history]
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "user", "content": prompt}],
+            "messages": [*messages, {"role": "user", "content": prompt}],
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
@@ -232,13 +243,14 @@ class ChatGenerator:
             body["seed"] = self.seed
         return body
 
-    def answer(self, question: str) -> Answer:
-        hits = self.retriever.search(question, self.contexts)
+    def answer(self, question: str, history: History = ()) -> Answer:
+        # A team may hand this generator a retriever whose search takes no history: asked blind.
+        hits = with_history(self.retriever.search, Turn(question, history))(question, self.contexts)
         passages = [self.passage(hit) for hit in hits]
         contexts = [Context(hit.doc_id, text) for hit, (_, text) in zip(hits, passages, strict=True)]
         if not hits:
             return Answer(self.abstain, [], abstained=True)
-        body = self.body(question, passages)
+        body = self.body(question, passages, history)
         completion = self._complete(question, body)
         used = self.usage(completion, body)
         reply = completion.content.strip()
@@ -262,7 +274,8 @@ class ChatGenerator:
             "model": self.model,
             "prompt_tokens": completion.usage.get("prompt_tokens", 0),
             "completion_tokens": completion.usage.get("completion_tokens", 0),
-            "prompt_characters": len(body["messages"][0]["content"]),
+            # every message is prompt to the model: the history's turns are billed as well
+            "prompt_characters": sum(len(message["content"]) for message in body["messages"]),
         }
 
     def _complete(self, question: str, body: dict[str, Any]) -> Completion:

@@ -32,6 +32,8 @@ eval.toml, every option (exactly one of `url` and `path`):
                                  # differs; false: query the existing collection only
     id_field = "doc_id"          # the payload field holding the document id, the default
     batch_size = 32              # texts encoded, and points uploaded, per batch (1 to 4096)
+    history = true               # a later turn of a conversation is searched with the user's
+                                 # earlier turns (retrievers.in_context); false: the question alone
 
 Scores are Qdrant's cosine similarities, hits best first, ids from each point's `id_field`.
 With `index = false` a collection may hold several points per document (chunks): each
@@ -63,12 +65,12 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Document, Hit, Tokenizer
+from ..api import Document, History, Hit, Tokenizer
 from ..errors import EvalInputError
-from ..retrieval.retrievers import OptionsError, dense
+from ..retrieval.retrievers import OptionsError, all_in_context, dense
 from . import CONFIG, Options
 
-KNOWN = ("url", "path", "api_key_env", "collection", "model", "index", "id_field", "batch_size")
+KNOWN = ("url", "path", "api_key_env", "collection", "model", "index", "id_field", "batch_size", "history")
 DIGEST_FIELD = "rag_regress_corpus"  # the payload field of the corpus digest (module doc)
 _VERSION = "qdrant-adapter 1"  # part of the digest: a change to what is stored rebuilds it
 _NAMESPACE = uuid.UUID("5b7a3f52-3c1e-4a8e-9a8c-1f0e2d3c4b5a")  # point ids: uuid5 of the document id
@@ -176,19 +178,25 @@ class QdrantRetriever:
         self.batch_size = batch_size
         self.grouped = grouped  # several points per document may exist: one hit per document
         self.encoded = 0  # documents embedded when the retriever was built (0: the collection was up to date)
+        self.history = True  # [retriever] history: search a later turn in its conversation
         self._encoding = threading.Lock()
 
     @property
     def client(self) -> Any:  # a QdrantClient
         return self.handle.client
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        return self.search_many([question], depth)[0]
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
+        return self.search_many([question], depth, [history])[0]
 
-    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
-        """Every question encoded in batches, then ranked by Qdrant, in order."""
+    def search_many(
+        self, questions: list[str], depth: int, histories: list[History] | None = None
+    ) -> list[list[Hit]]:
+        """Every question encoded in batches (a later turn with its conversation's user turns,
+        `in_context`), then ranked by Qdrant, in order."""
         with self._encoding:
-            vectors = encode_queries(self.model, questions, self.batch_size)
+            vectors = encode_queries(
+                self.model, all_in_context(questions, histories, self.history), self.batch_size
+            )
         return [
             self._query(vector.tolist(), depth, question)
             for vector, question in zip(vectors, questions, strict=True)
@@ -316,6 +324,7 @@ def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any
     if not id_field.strip():
         raise read.error("id_field", "must name a payload field", 'e.g. id_field = "doc_id"')
     batch_size = read.whole("batch_size", 32, 1, 4096)
+    history = read.flag("history", True)
 
     qdrant_client = _qdrant_client()
     if path is not None:
@@ -342,7 +351,9 @@ def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any
         ) from None
     with handle.locked():
         try:
-            return _open(handle, collection, documents, model, encoding, id_field, build_index, where, read)
+            retriever = _open(
+                handle, collection, documents, model, encoding, id_field, build_index, where, read
+            )
         except EvalInputError:
             raise
         except Exception as error:  # the server is unreachable or refused: exit 2 naming it
@@ -351,6 +362,8 @@ def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any
                 f"[retriever] collection {collection!r} on {where}: {type(error).__name__}: {error}",
                 "check [retriever] url (and the key in the variable api_key_env names), or path",
             ) from None
+    retriever.history = history
+    return retriever
 
 
 def _open(

@@ -26,6 +26,7 @@ from ..errors import EvalInputError
 from ..execution import Raised
 from ..inputs.data import Question
 from ..inputs.reports import AnswerResult, Finding, Unsupported
+from ..retrieval.asking import with_history
 from ..retrieval.caller import Caller
 from ..retrieval.calls import failure
 from ..retrieval.remote import call_everywhere, on_cluster
@@ -53,23 +54,23 @@ class AnswerResults:
 _NOT_FETCHED = object()  # no answer came from a cluster: the generator is called here
 
 
-def _answer(
+def checked_answer(
     generator: Generator,
     question: Question,
     corpus: dict[str, Document],
     golden: Path,
     caller: Caller,
-    fetched: dict[str, object],
+    fetched: dict[str, object] | None = None,
 ) -> Answer:
     """The checked answer to `question`: from the output cache when it holds one, else from
     the generator (cached once it passed); `fetched` holds what the generator returned or
     raised on a cluster's workers. A cached answer is checked as a fresh one is."""
-    cache = caller.cache
-    cached = cache.answer_for(question.question) if cache is not None else None
+    cache, turn = caller.cache, question.asked
+    cached = cache.answer_for(turn.key) if cache is not None else None
     try:  # through calls.py: an exit or a hang of the team's generator is an error too
-        raw = cached if cached is not None else fetched.get(question.question, _NOT_FETCHED)
+        raw = cached if cached is not None else (fetched or {}).get(turn.key, _NOT_FETCHED)
         if raw is _NOT_FETCHED:
-            raw = caller.call(generator.answer, question.question)
+            raw = caller.call(with_history(generator.answer, turn), turn.text)
         elif isinstance(raw, Raised):
             raise raw.error
         elif cached is None and isinstance(raw, Answer):  # a worker called the generator: its usage counts
@@ -85,7 +86,7 @@ def _answer(
             golden, f"question {question.id!r}: {who} {failure(error)}", fix, question.line
         ) from error
     if cache is not None and cached is None:
-        cache.put_answer(question.question, answer)
+        cache.put_answer(turn.key, answer)
     return answer
 
 
@@ -424,15 +425,13 @@ def evaluate_answers(
     fetched: dict[str, object] = {}  # what the generator returned on a cluster's workers
     if on_cluster():
         cache = caller.cache
-        asked = [
-            q.question for q in questions if cache is None or cache.answer_for(q.question, peek=True) is None
-        ]
-        unique = list(dict.fromkeys(asked))
-        fetched = dict(
-            zip(unique, call_everywhere(generator, "answer", unique, (), caller) or [], strict=True)
-        )
+        turns = [question.asked for question in questions]
+        asked = [turn for turn in turns if cache is None or cache.answer_for(turn.key, peek=True) is None]
+        unique = list({turn.key: turn for turn in asked}.values())
+        answered = call_everywhere(generator, "answer", unique, (), caller) or []
+        fetched = {turn.key: raw for turn, raw in zip(unique, answered, strict=True)}
     answers = caller.map(
-        lambda question: _answer(generator, question, corpus, golden, caller, fetched), questions, what
+        lambda question: checked_answer(generator, question, corpus, golden, caller, fetched), questions, what
     )
 
     read = _Reading(tuple(judge.names))

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ..api import ABSTENTION, Answer, Context, Document, Retriever
+from ..api import ABSTENTION, Answer, Context, Document, History, Retriever
+from ..inputs.conversation import Turn
 from ..inputs.reports import Report
+from ..retrieval.asking import with_history
 from ..retrieval.retrievers import parse_options
 from .citations import strip_markers
 from .judges.claims import split_sentences
@@ -56,8 +58,10 @@ class ExtractiveGenerator:
         self.texts = {d.id: d.text if d.text.strip() else d.title for d in documents}
         self.options = options
 
-    def answer(self, question: str) -> Answer:
-        hits = self.retriever.search(question, max(1, self.options.contexts))
+    def answer(self, question: str, history: History = ()) -> Answer:
+        # A later turn is searched in its conversation, when the retriever takes one (asking.py).
+        search = with_history(self.retriever.search, Turn(question, history))
+        hits = search(question, max(1, self.options.contexts))
         if abstains(hits[0].score if hits else None, self.options.min_score):
             return Answer(ABSTENTION, [], abstained=True)
         # A chunk hit hands on its chunk (api.Hit offsets), a whole-document hit all the text.

@@ -4,8 +4,9 @@ Tune the retriever on the dev split ([data] golden, what `eval` shows); the gate
 the holdout ([data] holdout) and reports the dev - holdout gap of every gated metric. A dev
 score that keeps climbing while the holdout stays put is overfitting to the dev questions.
 
-A question in both splits (same id, or the same text up to case and spacing) would leak the
-holdout into tuning, so it is an error naming the holdout file and line.
+A question in both splits (same id, or the same text up to case and spacing after the same
+conversation) would leak the holdout into tuning, so it is an error naming the holdout file
+and line.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from ..settings.config import Config
 
 
 def _text_key(question: Question) -> str:
-    return " ".join(question.question.casefold().split())
+    """The question's words, and its conversation's: "how long?" after two different
+    conversations is two questions."""
+    said = [question.question, *(content or "" for _, content in question.history)]
+    return "\n".join(" ".join(text.casefold().split()) for text in said)
 
 
 def check_disjoint(dev: list[Question], holdout: list[Question], config: Config) -> None:

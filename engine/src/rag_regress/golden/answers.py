@@ -15,6 +15,7 @@ with is left out, counted.
 Each sentence's verdict is the report's: unsupported when listed under `unsupported`, not
 judged (left out: there is no verdict to grade against) when listed under `not_judged` for
 faithfulness, supported otherwise. A sentence said twice in one answer is graded once.
+A sentence's item carries its row's "history" (if any): [{"role", "content"}], as asked.
 
 Sampling (seeded: the same report, count and seed give the same sentences, in the same order)
 is stratified by the judge's verdict and by tag: each (verdict, tag) is a stratum, and a
@@ -64,7 +65,7 @@ from ..inputs.files import sha256_file
 from ..inputs.reading import REPORT_LIMIT, parse_json, read_data
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import Config
-from .page import _doc, write_page
+from .page import _doc, history_field, write_page
 
 TEXT_LIMIT = 20_000  # characters of a context shown (and labelled), from its start
 SUPPORTED, UNSUPPORTED = "supported", "unsupported"
@@ -228,6 +229,7 @@ def sentence_item(
         "at": locate(answer.text, judged.claim),
         "claim": judged.claim,
         "docs": docs,
+        **history_field(row.history),
     }
 
 

@@ -16,6 +16,7 @@ The file the page downloads: a header {"format": "rag-regress-judgments", "versi
 "at", "page"}, then one line per item the grader touched: {"id", "origin", "status", "question",
 "answerable", ["kind", "reference", "nuggets",] "judgments": {"doc-id": 0..3}[, "passages",
 "provenance"]} ("kind": a candidate's, so the merged question is tagged with it).
+A golden question's item may carry "history": [{"role", "content" or null}], shown above it.
 
 A page of answer sentences (`grade --answers`, golden/answers.py: items of origin "sentence")
 grades each sentence supported, not supported or cannot tell, with a note, and downloads a
@@ -233,7 +234,7 @@ def _question(
         spans.setdefault(passage.doc, []).append((passage.start, passage.end))
     docs = [_doc(corpus[doc], None, why, []) for doc, why in unjudged.items() if doc not in qrels]
     docs += [_doc(corpus[doc], grade, [WHY_JUDGED], spans.get(doc, [])) for doc, grade in qrels.items()]
-    return {
+    item: dict[str, Any] = {
         "id": question.id,
         "origin": "question",
         "question": question.question,
@@ -242,6 +243,14 @@ def _question(
         "nuggets": [{"text": n.text, "vital": n.vital} for n in question.nuggets],
         "docs": docs,
     }
+    return item | history_field(question.history)
+
+
+def history_field(history: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
+    """An item's "history" key (the turns before its question, for the page to show above it),
+    or nothing for none: an item without history stays as it was, and so does the page key."""
+    turns = [{"role": role, "content": content} for role, content in history]
+    return {"history": turns} if turns else {}
 
 
 def page_items(

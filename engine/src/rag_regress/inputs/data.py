@@ -18,6 +18,8 @@ no `must_include`: the right answer to it is to abstain. `must_include` lists th
 an answer must contain (compared ignoring case and runs of whitespace; by default also with
 numbers and units read as values: [judge] match, docs/metrics.md).
 
+A later turn of a conversation carries the turns before it, "history" (inputs/conversation.py).
+
 An answerable question may carry what a right answer says, for the correctness checks:
   "reference": "Turn it on under Profile > Security with an authenticator app.",
   "nuggets": [{"text": "Profile > Security", "vital": true}, {"text": "authenticator app"}]
@@ -54,6 +56,7 @@ from typing import Any
 
 from ..api import Document
 from ..errors import EvalInputError
+from .conversation import TURN_TAG, Said, Turn, as_asked, check_tags, read_history, turn_number
 from .reading import CORPUS_LIMIT, QUESTIONS_LIMIT, parse_json, read_data
 
 MAX_GRADE = 30  # 10,000 * (2**30 - 1) < 2**53: gains stay exact (module docstring)
@@ -92,6 +95,12 @@ class Question:
     nuggets: list[Nugget] = field(default_factory=list)  # facts a complete answer states
     not_relevant: list[str] = field(default_factory=list)  # judged, and not relevant (grade 0)
     provenance: list[dict[str, Any]] = field(default_factory=list)  # who judged what, when
+    history: tuple[Said, ...] = ()  # the conversation before it (conversation.py); none: turn 1
+
+    @property
+    def asked(self) -> Turn:
+        """The question as the team's code is asked it, with its conversation."""
+        return as_asked(self.question, self.history)
 
     @property
     def qrels(self) -> dict[str, int]:
@@ -416,7 +425,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
     seen: dict[str, int] = {}
     required = {"id", "question", "relevant"}
     optional = {"must_include", "answerable", "tags", "must_pass", "passages", "reference", "nuggets"}
-    optional |= {"not_relevant", "provenance"}
+    optional |= {"not_relevant", "provenance", "history"}
     for number, item in json_lines(path, what):
         _check_keys(path, number, item, required, optional)
         qid = _unique(path, number, item["id"], seen)
@@ -485,6 +494,8 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 'set "must_pass": false',
                 number,
             )
+        tags = _strings(path, number, item, "tags")
+        check_tags(path, number, tags)
         questions.append(
             Question(
                 id=qid,
@@ -492,7 +503,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 relevant=dict(relevant),
                 must_include=must_include,
                 answerable=answerable,
-                tags=_strings(path, number, item, "tags"),
+                tags=tags,
                 must_pass=must_pass,
                 line=number,
                 passages=_passages(path, number, item, relevant, corpus),
@@ -500,10 +511,14 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 nuggets=nuggets,
                 not_relevant=_not_relevant(path, number, item, relevant, corpus),
                 provenance=_provenance(path, number, item),
+                history=read_history(path, number, item),
             )
         )
     if not questions:
         raise EvalInputError(
             path, f"the {what} is empty", "add at least one question, one JSON object per line"
         )
+    if any(question.history for question in questions):  # each turn a slice (conversation.py)
+        for question in questions:
+            question.tags.append(f"{TURN_TAG}{turn_number(question.history)}")
     return questions

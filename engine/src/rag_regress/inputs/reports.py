@@ -175,6 +175,10 @@ class QuestionResult:
     relevant_ranks: dict[str, int | None] | None = None  # baseline form: rank of each judged id
     not_relevant: list[str] = field(default_factory=list)  # judged not relevant (grade 0)
     judged: float | None = None  # judged@k: share of the top k the golden set judged
+    # The conversation before the question, as the system was asked it: (role, content) pairs,
+    # the assistant's as the golden set gives them or as the system wrote them. A run's report
+    # only; the baseline form leaves it out, as it leaves out answer texts.
+    history: tuple[tuple[str, str], ...] = ()
 
     @property
     def qrels(self) -> dict[str, int]:
@@ -202,7 +206,7 @@ class QuestionResult:
         if answer is not None:
             answer = replace(answer, text="")
         ranks = {doc_id: self.rank_of(doc_id) for doc_id in self.qrels}
-        return replace(self, retrieved=self.retrieved[:k], answer=answer, relevant_ranks=ranks)
+        return replace(self, retrieved=self.retrieved[:k], answer=answer, relevant_ranks=ranks, history=())
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,8 @@ def _row_dict(row: QuestionResult) -> dict[str, Any]:
         data["not_relevant"] = list(row.not_relevant)
     if row.judged is not None:
         data["judged"] = row.judged
+    if row.history:
+        data["history"] = [{"role": role, "content": content} for role, content in row.history]
     if row.relevant_ranks is not None:
         data["relevant_ranks"] = dict(row.relevant_ranks)
     if row.answer is not None:
@@ -523,7 +529,15 @@ class _Parser:
             relevant_ranks=self.optional(data.get("relevant_ranks"), self.ranks, f"{where}.relevant_ranks"),
             not_relevant=self.listed(data.get("not_relevant", []), self.string, f"{where}.not_relevant"),
             judged=self.optional(data.get("judged"), self.share, f"{where}.judged"),
+            history=tuple(self.listed(data.get("history", []), self.said, f"{where}.history")),
         )
+
+    def said(self, value: object, where: str) -> tuple[str, str]:
+        data = self.as_object(value, where)
+        role = self.string(self.get(data, "role", where), f"{where}.role")
+        if role not in ("user", "assistant"):
+            raise self.fail(f"{where}.role", f'must be "user" or "assistant", got {role!r:.40}')
+        return role, self.string(self.get(data, "content", where), f"{where}.content")
 
     def ranks(self, value: object, where: str) -> dict[str, int | None]:
         return self.mapping(value, lambda v, w: self.optional(v, self.integer, w), where)

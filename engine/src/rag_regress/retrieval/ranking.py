@@ -16,7 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..api import Hit, Retriever
+from ..api import History, Hit, Retriever
+from ..inputs.conversation import Turn
+from .asking import being_answered, with_history
 
 
 def search_many_of(retriever: Retriever) -> Callable[[list[str], int], list[list[Hit]]] | None:
@@ -46,12 +48,15 @@ class Remembered:
     """
 
     def __init__(self, retriever: Retriever, known: dict[str, list[Hit]], depth: int):
-        self.retriever, self.known, self.depth = retriever, known, depth
+        self.retriever, self.known, self.depth = retriever, known, depth  # known: by Turn.key
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        hits = self.known.get(question)
+    def search(self, question: str, depth: int, history: History | None = None) -> list[Hit]:
+        """The evaluated hits of `question` (in its conversation: `history`, or, when the
+        generator does not pass it on, the turn it is answering: asking.being_answered)."""
+        turn = Turn(question, being_answered(question) if history is None else history)
+        hits = self.known.get(turn.key)
         if hits is None or depth > self.depth:
-            return self.retriever.search(question, depth)
+            return with_history(self.retriever.search, turn)(question, depth)
         return hits[:depth]
 
     def __getattr__(self, name: str) -> object:

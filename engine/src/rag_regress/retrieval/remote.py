@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import execution
+from ..inputs.conversation import Turn
+from .asking import with_history
 from .caller import Caller
 from .calls import current_time_limit, time_limit
 from .executor import executor_for
@@ -43,15 +45,16 @@ def plan_for(caller: Caller, workers: int) -> Plan:
     return Plan(caller.concurrency, caller.retry, rate / workers, current_time_limit())
 
 
-def _calls(team: Any, method: str, plan: Plan, arguments: tuple[Any, ...], questions: Sequence[str]) -> Any:
-    """On a worker: `team.<method>(question, *arguments)` for each question of the piece; each
-    result, or the exception it raised as `execution.Raised`, and the calls it took."""
+def _calls(team: Any, method: str, plan: Plan, arguments: tuple[Any, ...], questions: Sequence[Turn]) -> Any:
+    """On a worker: `team.<method>(question, *arguments)` for each question of the piece (with
+    its history, asking.py); each result, or the exception it raised as `execution.Raised`,
+    and the calls it took."""
     caller = plan.caller()
     function = getattr(team, method)
 
-    def one(question: str) -> object:
+    def one(question: Turn) -> object:
         try:
-            return caller.call(function, question, *arguments)
+            return caller.call(with_history(function, question), question.text, *arguments)
         except Exception as error:  # reported where the command runs, naming the question
             return execution.Raised(error)
 
@@ -66,7 +69,7 @@ def on_cluster() -> bool:
 
 
 def call_everywhere(
-    team: Any, method: str, questions: Sequence[str], arguments: tuple[Any, ...], caller: Caller
+    team: Any, method: str, questions: Sequence[Turn], arguments: tuple[Any, ...], caller: Caller
 ) -> list[object] | None:
     """Each question's raw output of `team.<method>`, or its `execution.Raised`, computed on
     the run's cluster; None when the run is local (the caller then calls as usual)."""

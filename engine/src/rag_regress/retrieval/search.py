@@ -22,6 +22,7 @@ from ..api import Document, Hit, Retriever
 from ..errors import EvalInputError
 from ..execution import Raised
 from ..inputs.data import Question
+from .asking import with_histories, with_history
 from .caller import Caller
 from .calls import failure
 from .passages import collect
@@ -42,7 +43,8 @@ def _search_many(
         return []
     fix = "fix search_many() in retriever.py, or remove it to have search() called per question"
     try:
-        answered: object = caller.call(many, [question.question for question in questions], depth)
+        turns = [question.asked for question in questions]
+        answered: object = caller.call(with_histories(many, turns), [turn.text for turn in turns], depth)
     except Exception as error:  # a crash, exit or hang of the team's own retriever: exit 2
         raise EvalInputError(golden, f"search_many {failure(error)}", fix) from error
     if not isinstance(answered, list | tuple) or len(answered) != len(questions):
@@ -102,11 +104,11 @@ def retrieve_all(
     cached only once it passed."""
     caller = caller or Caller()
     cache = caller.cache
-    cached = [cache.hits_for(q.question, depth) if cache else None for q in questions]
+    cached = [cache.hits_for(q.asked.key, depth) if cache else None for q in questions]
     todo = [question for question, hits in zip(questions, cached, strict=True) if hits is None]
     many = _search_many(retriever, todo, depth, golden, caller)  # None: no search_many
     if many is None:  # on a cluster's workers when the run has one (remote.py), else below
-        many = call_everywhere(retriever, "search", [q.question for q in todo], (depth,), caller)
+        many = call_everywhere(retriever, "search", [q.asked for q in todo], (depth,), caller)
         method = "search()"
     else:
         method = "search_many()"  # the one to fix
@@ -119,7 +121,8 @@ def retrieve_all(
         question, found, from_cache = item
         try:
             if found is None:  # no search_many, and not cached
-                found = caller.call(retriever.search, question.question, depth)
+                turn = question.asked
+                found = caller.call(with_history(retriever.search, turn), turn.text, depth)
             elif isinstance(found, Raised):  # what search() raised on a cluster's worker
                 raise found.error
             hits, chunked = collect(found, depth, corpus)
@@ -138,7 +141,7 @@ def retrieve_all(
                 question.line,
             ) from error
         if cache is not None and not from_cache:
-            cache.put_hits(question.question, depth, chunked)
+            cache.put_hits(question.asked.key, depth, chunked)
         return hits, chunked
 
     items = [(q, found, hits is not None) for q, found, hits in zip(questions, found_by, cached, strict=True)]

@@ -12,12 +12,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from ...api import History
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="DataclassInstance")  # an Options dataclass
+
+
+def in_context(question: str, history: History, use: bool) -> str:
+    """What a shipped retriever searches for a question that follows earlier turns: the
+    user's earlier turns, then the question, one text (the conversational-search baseline of
+    TREC CAsT, "all previous utterances": a follow-up like "and on the annual plan?" keeps
+    the words of what it follows). The assistant's turns are left out: an answer's words are
+    the system's own, and would pull retrieval towards what it already said. `use` false
+    ([retriever] history = false): the question alone, blind to the conversation."""
+    if not use or not history:
+        return question
+    return "\n".join([*(message.content for message in history if message.role == "user"), question])
+
+
+def all_in_context(questions: Sequence[str], histories: Sequence[History] | None, use: bool) -> list[str]:
+    """`in_context` for each question of a `search_many` call (no histories: the questions)."""
+    if histories is None:
+        return list(questions)
+    return [in_context(q, h, use) for q, h in zip(questions, histories, strict=True)]
 
 
 class OptionsError(ValueError):

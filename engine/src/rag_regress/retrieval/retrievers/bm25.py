@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from ...api import Document, Hit, Tokenizer
+from ...api import Document, History, Hit, Tokenizer
 from ...execution.forked import map_forked, parts_of, usable_cores
 from ...execution.heap import paused
 from ..chunks import Chunks, chunk_corpus
 from ..executor import Threads
 from ..ranking import ascending_id_rank, top_hits
 from ..tokens import WordTokenizer
-from . import parse_options
+from . import all_in_context, in_context, parse_options
 
 # Questions a search thread takes at a time (search_many): enough that handing out a slice
 # costs nothing beside ranking it, few enough that the threads finish together.
@@ -62,6 +62,7 @@ class Options:
     b: float = field(default=0.4, metadata={"range": (0, 1)})  # length normalisation (0 = none, 1 = full)
     chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
     chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
+    history: bool = True  # search a later turn with the user's earlier turns (in_context)
 
 
 class _NextId(dict[str, int]):
@@ -263,10 +264,12 @@ class BM25Retriever:
         """Every indexed unit's score for `question` (0 where it shares no term)."""
         return self._scores_of(self._terms(question))
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        return self._ranked(self._terms(question), depth)
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
+        return self._ranked(self._terms(in_context(question, history, self.options.history)), depth)
 
-    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
+    def search_many(
+        self, questions: list[str], depth: int, histories: list[History] | None = None
+    ) -> list[list[Hit]]:
         """`search` for each question, in order, the same hits.
 
         The questions are tokenized first, one after another on this thread (a tokenizer,
@@ -278,7 +281,7 @@ class BM25Retriever:
         objects that form no cycles, and collecting while they pile up (the evaluator keeps
         every question's) cost a third of the search time."""
         with paused():
-            asked = [self._terms(question) for question in questions]
+            asked = [self._terms(q) for q in all_in_context(questions, histories, self.options.history)]
             slices = [asked[i : i + SEARCH_SLICE] for i in range(0, len(asked), SEARCH_SLICE)]
             large = len(self.postings.lengths) >= THREADED_UNITS
             threads = min(usable_cores(), SEARCH_THREADS) if large else 1

@@ -48,12 +48,12 @@ from typing import Any
 import numpy as np
 
 from ... import execution
-from ...api import Document, Hit, Tokenizer
+from ...api import Document, History, Hit, Tokenizer
 from ...inputs.files import write_atomic
 from ...render.progress import interactive
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
-from . import OptionsError, parse_options
+from . import OptionsError, all_in_context, parse_options
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PRECISIONS = ("float32", "bfloat16")  # [retriever] precision
@@ -67,6 +67,7 @@ class Options:
     cache_dir: str = "build/embeddings"  # document embeddings, relative to the working directory
     chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
     chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
+    history: bool = True  # search a later turn with the user's earlier turns (in_context)
     precision: str = "float32"  # "float32" or "bfloat16" (faster on CPUs with AMX or AVX512-BF16)
 
     def __post_init__(self) -> None:
@@ -315,17 +316,19 @@ class DenseRetriever:
         if self.encoding.encoded:
             print(self.encoding.line(), file=sys.stderr)
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        return self.search_many([question], depth)[0]
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
+        return self.search_many([question], depth, [history])[0]
 
-    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
+    def search_many(
+        self, questions: list[str], depth: int, histories: list[History] | None = None
+    ) -> list[list[Hit]]:
         """Every question at once: encoded in batches of `batch_size` and scored against the
         corpus by one matrix product per batch, many times faster than one at a time. (The
         model pads a batch to its longest question, so a score can differ from the question
         encoded alone in its last float digits; only documents whose scores are that close
         can swap places.)"""
         queries = self.model.encode(
-            list(questions),
+            all_in_context(questions, histories, self.options.history),
             batch_size=self.options.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ...api import Document, Hit, Retriever, Tokenizer
+from ...api import Document, History, Hit, Retriever, Tokenizer
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, search_all, top_hits
-from . import T, bm25, dense, parse_options
+from . import T, all_in_context, bm25, dense, parse_options
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Options:
     candidates: int = dataclasses.field(default=100, metadata={"range": (1, 100_000)})  # per ranking, fused
     chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
     chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
+    history: bool = True  # search a later turn with the user's earlier turns (in_context)
 
 
 def _subset(options: Options, target: type[T]) -> T:
@@ -64,8 +65,8 @@ class HybridRetriever:
             dense.DenseRetriever(documents, _subset(options, dense.Options)),
         ]
 
-    def search(self, question: str, depth: int) -> list[Hit]:
-        return self.search_many([question], depth)[0]
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
+        return self.search_many([question], depth, [history])[0]
 
     def shortfall(self, depth: int) -> str | None:
         """Why `depth` hits per question cannot all come back (at most 2 x candidates are
@@ -82,8 +83,12 @@ class HybridRetriever:
             f"count the rest as not retrieved; raise candidates to at least {wanted}"
         )
 
-    def search_many(self, questions: list[str], depth: int) -> list[list[Hit]]:
-        """Each part answers every question at once (the dense part encodes them in batches)."""
+    def search_many(
+        self, questions: list[str], depth: int, histories: list[History] | None = None
+    ) -> list[list[Hit]]:
+        """Each part answers every question at once (the dense part encodes them in batches),
+        a later turn searched in its conversation (in_context) by both."""
+        questions = all_in_context(questions, histories, self.options.history)
         if depth not in self.warned:
             self.warned.add(depth)
             if note := self.shortfall(depth):

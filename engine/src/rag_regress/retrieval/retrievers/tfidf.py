@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from ...api import Document, Hit, Tokenizer
+from ...api import Document, History, Hit, Tokenizer
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
-from . import parse_options
+from . import in_context, parse_options
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Options:
     sublinear_tf: bool = False  # use 1 + log(tf) instead of the raw term count
     chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
     chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
+    history: bool = True  # search a later turn with the user's earlier turns (in_context)
 
 
 class TfidfRetriever:
@@ -40,10 +41,10 @@ class TfidfRetriever:
         except ValueError:  # every document tokenised to nothing
             self.matrix = None
 
-    def search(self, question: str, depth: int) -> list[Hit]:
+    def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
         if self.matrix is None:
             return []
-        query = self.vectorizer.transform([question])
+        query = self.vectorizer.transform([in_context(question, history, self.options.history)])
         scores = np.asarray((self.matrix @ query.T).todense()).ravel()
         if self.chunks is not None:
             return self.chunks.top(scores, depth)
