@@ -31,7 +31,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import __version__, run
 from .answers.calibration import calibrate, compare, format_calibration, format_comparison
@@ -56,8 +56,6 @@ from .sweep.command import run_sweep
 
 ENGINE = "rag-regress"  # the distribution and its console script
 PROG = ENGINE
-# The commands that import and run the team's code: always in a supervised child process.
-RUNS_TEAM_CODE = frozenset({"eval", "baseline", "gate", "sweep", "export-run", "pool"})
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
 
@@ -378,71 +376,95 @@ def add_interop_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         source.add_argument("--force", action="store_true", help="replace an existing corpus and golden set")
 
 
+# The commands, by what each needs: the files it is given ("files"), eval.toml ("settings"), or
+# eval.toml and the team's system ("system": always in a supervised child process, `main`).
+Needs = Literal["files", "settings", "system"]
+_COMMANDS: dict[str, tuple[Needs, Callable[..., int]]] = {}
+
+
+def command(*names: str, needs: Needs) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Register the function that runs the command(s) `names`: called with the parsed
+    arguments, then eval.toml's Config (`needs` "settings" or "system"), then the System."""
+
+    def register(function: Callable[..., int]) -> Callable[..., int]:
+        for name in names:
+            _COMMANDS[name] = (needs, function)
+        return function
+
+    return register
+
+
 def dispatch(args: argparse.Namespace, system: System | None) -> int:
     """Run one command; `system` is the team's unless a caller (a test) passes its own."""
-    if args.command == "compare":  # needs only the files it is given, no eval.toml
-        if args.output is not None:
-            inputs = {path.resolve(): "an input of compare" for path in [args.qrels, *args.runs, args.config]}
-            check_output(args.output, "output (--output)", inputs)
-        return run_compare(
-            args.qrels,
-            args.runs,
-            args.baseline,
-            args.candidate,
-            args.k,
-            args.must_pass,
-            args.output,
-            show_all=args.all,
-        )
-    if args.command == "migrate":  # before load_config: the file may be in an older format
-        return run_migrate(args.config, args.dry_run)
+    needs, function = _COMMANDS[args.command]
+    if needs == "files":
+        return function(args)
     config = load_config(args.config)
-    if args.command == "import":  # needs [data]'s paths only, never the data already there
-        read = (
-            (lambda: read_beir(args.folder, args.split, args.qrels))
-            if args.format == "beir"
-            else (lambda: read_trec(args.qrels, args.topics, args.corpus))
-        )
-        return run_import(read, config, args.sample, args.seed, args.force)
-    if args.command in ("golden", "grade", "add-judgments", "add-labels"):
-        return golden_command(args, config)
-    if args.command in ("export-qrels", "export-run"):
-        run.check_outputs(config, args.command, args.output)
-    if args.command == "export-qrels":
-        print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
-        return ExitCode.OK
-    if args.command == "calibrate":
-        if args.compare:
-            names = [name.strip() for name in args.compare.split(",") if name.strip()]
-            compared = compare(config.judge, config.path, names, args.labels)
-            print(json.dumps(compared, indent=1) if args.json else format_comparison(compared))
-            return ExitCode.OK
-        result = calibrate(config.judge, config.path, args.labels)
-        print(json.dumps(result, indent=1) if args.json else format_calibration(result))
-        return ExitCode.OK
+    if needs == "settings":
+        return function(args, config)
     system = system or team_system(config)
-    show_progress = not getattr(args, "quiet", False)
-    if args.command == "export-run":
-        scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
-        print(f"wrote run {args.tag!r} to {args.output} ({scores})")
-        return ExitCode.OK
-    if args.command in ("eval", "baseline", "gate") and args.dry_run:
+    if getattr(args, "dry_run", False):  # eval, baseline, gate: the estimate, no call (estimate.py)
         return run.run_dry(config, system, args.command)
-    if args.command == "eval":
-        return run.run_eval(config, system, args.report, args.quiet, show_progress, args.all)
-    if args.command == "sweep":
-        return run_sweep(config, system)
-    if args.command == "pool":
-        return run_pool(config, system, args.baseline, args.output, show_progress)
-    if args.command == "baseline":
-        return run.run_baseline(config, system, args.quiet, show_progress, args.fit_floors)
-    return run.run_gate(config, system, args.baseline, args.accept_changed_data, show_progress)
+    return function(args, config, system)
 
 
-def golden_command(args: argparse.Namespace, config: Config) -> int:
-    """The golden-set commands that never run the team's system."""
-    if args.command == "golden" and args.step == "import-logs":
-        from .golden.logs import run_import_logs  # imported here: only `golden import-logs` needs it
+@command("compare", needs="files")  # needs only the files it is given, no eval.toml
+def _compare(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        inputs = {path.resolve(): "an input of compare" for path in [args.qrels, *args.runs, args.config]}
+        check_output(args.output, "output (--output)", inputs)
+    return run_compare(
+        args.qrels,
+        args.runs,
+        args.baseline,
+        args.candidate,
+        args.k,
+        args.must_pass,
+        args.output,
+        show_all=args.all,
+    )
+
+
+@command("migrate", needs="files")  # before load_config: the file may be in an older format
+def _migrate(args: argparse.Namespace) -> int:
+    return run_migrate(args.config, args.dry_run)
+
+
+@command("import", needs="settings")  # needs [data]'s paths only, never the data already there
+def _import_collection(args: argparse.Namespace, config: Config) -> int:
+    read = (
+        (lambda: read_beir(args.folder, args.split, args.qrels))
+        if args.format == "beir"
+        else (lambda: read_trec(args.qrels, args.topics, args.corpus))
+    )
+    return run_import(read, config, args.sample, args.seed, args.force)
+
+
+@command("export-qrels", needs="settings")
+def _export_qrels(args: argparse.Namespace, config: Config) -> int:
+    run.check_outputs(config, args.command, args.output)
+    print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
+    return ExitCode.OK
+
+
+@command("calibrate", needs="settings")
+def _calibrate(args: argparse.Namespace, config: Config) -> int:
+    if args.compare:
+        names = [name.strip() for name in args.compare.split(",") if name.strip()]
+        compared = compare(config.judge, config.path, names, args.labels)
+        print(json.dumps(compared, indent=1) if args.json else format_comparison(compared))
+        return ExitCode.OK
+    result = calibrate(config.judge, config.path, args.labels)
+    print(json.dumps(result, indent=1) if args.json else format_calibration(result))
+    return ExitCode.OK
+
+
+@command("golden", needs="settings")
+def _golden(args: argparse.Namespace, config: Config) -> int:
+    """The golden-set steps, which never run the team's system (each module imported only
+    by the step that needs it)."""
+    if args.step == "import-logs":
+        from .golden.logs import run_import_logs
 
         return run_import_logs(
             config,
@@ -453,35 +475,81 @@ def golden_command(args: argparse.Namespace, config: Config) -> int:
             output=args.output,
             dry_run=args.dry_run,
         )
-    if args.command == "golden":
-        from .golden.generate import run_generate  # imported here: only `golden generate` needs it
+    from .golden.generate import run_generate
 
-        return run_generate(
-            config, count=args.count, seed=args.seed, output=args.output, show_progress=not args.quiet
-        )
-    if args.command == "add-judgments":
-        return run_add_judgments(config, args.files, args.on_conflict, args.dry_run)
-    if args.command == "add-labels":
-        from .golden.labels import run_add_labels  # imported here: only `add-labels` needs it
+    return run_generate(
+        config, count=args.count, seed=args.seed, output=args.output, show_progress=not args.quiet
+    )
 
-        return run_add_labels(config, args.files, args.labels, args.on_conflict, args.dry_run)
+
+@command("add-judgments", needs="settings")
+def _add_judgments(args: argparse.Namespace, config: Config) -> int:
+    return run_add_judgments(config, args.files, args.on_conflict, args.dry_run)
+
+
+@command("add-labels", needs="settings")
+def _add_labels(args: argparse.Namespace, config: Config) -> int:
+    from .golden.labels import run_add_labels  # imported here: only `add-labels` needs it
+
+    return run_add_labels(config, args.files, args.labels, args.on_conflict, args.dry_run)
+
+
+@command("grade", needs="settings")
+def _grade(args: argparse.Namespace, config: Config) -> int:
     from .golden.page import run_grade  # imported here: only `grade` needs it
 
     run.check_outputs(config, "grade", args.output)
-    if args.answers is not None:
-        from .golden.answers import run_grade_answers
+    if args.answers is None:
+        return run_grade(config, args.output, args.candidates, args.pool, args.all, args.title)
+    from .golden.answers import run_grade_answers
 
-        if args.candidates is not None or args.pool is not None or args.all:
-            raise EvalInputError(
-                config.path,
-                "grade --answers makes a page of answer sentences only",
-                "make the documents' page on its own: drop --candidates, --pool or --all",
-            )
-        report = Path(args.answers) if args.answers else config.report
-        return run_grade_answers(
-            config, report, args.output, args.count, args.seed, args.title, evidence=not args.blind
+    if args.candidates is not None or args.pool is not None or args.all:
+        raise EvalInputError(
+            config.path,
+            "grade --answers makes a page of answer sentences only",
+            "make the documents' page on its own: drop --candidates, --pool or --all",
         )
-    return run_grade(config, args.output, args.candidates, args.pool, args.all, args.title)
+    report = Path(args.answers) if args.answers else config.report
+    return run_grade_answers(
+        config, report, args.output, args.count, args.seed, args.title, evidence=not args.blind
+    )
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return not getattr(args, "quiet", False)
+
+
+@command("export-run", needs="system")
+def _export_run(args: argparse.Namespace, config: Config, system: System) -> int:
+    run.check_outputs(config, args.command, args.output)
+    scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
+    print(f"wrote run {args.tag!r} to {args.output} ({scores})")
+    return ExitCode.OK
+
+
+@command("eval", needs="system")
+def _eval(args: argparse.Namespace, config: Config, system: System) -> int:
+    return run.run_eval(config, system, args.report, args.quiet, _progress(args), args.all)
+
+
+@command("sweep", needs="system")
+def _sweep(args: argparse.Namespace, config: Config, system: System) -> int:
+    return run_sweep(config, system)
+
+
+@command("baseline", needs="system")
+def _baseline(args: argparse.Namespace, config: Config, system: System) -> int:
+    return run.run_baseline(config, system, args.quiet, _progress(args), args.fit_floors)
+
+
+@command("gate", needs="system")
+def _gate(args: argparse.Namespace, config: Config, system: System) -> int:
+    return run.run_gate(config, system, args.baseline, args.accept_changed_data, _progress(args))
+
+
+@command("pool", needs="system")
+def _pool(args: argparse.Namespace, config: Config, system: System) -> int:
+    return run_pool(config, system, args.baseline, args.output, _progress(args))
 
 
 def run_pool(config: Config, system: System, baseline: Path | None, output: Path, progress: bool) -> int:
@@ -504,7 +572,7 @@ def main(argv: list[str] | None = None, system: System | None = None) -> int:
     if system is not None:  # a caller's own system (a test): in this process
         return _run(args, system)
     channel = supervised()
-    if channel is None and args.command in RUNS_TEAM_CODE:
+    if channel is None and _COMMANDS[args.command][0] == "system":  # it imports and runs the team's code
         # A child that could not finish may have died before it could clean up: so do we.
         return run_supervised(arguments, args.command, lambda: discard_reports(args))
     code = _run(args, None)
