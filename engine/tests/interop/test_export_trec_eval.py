@@ -21,7 +21,7 @@ import pytrec_eval
 
 from conftest import PROJECT_ROOT, SHIPPED, evaluate_shipped, run_cli
 from rag_regress.api import History, Hit, System
-from rag_regress.retrieval.names import REGISTRY, Metric
+from rag_regress.retrieval.names import Metric, parse_metric, variants
 from rag_regress.settings.config import load_config
 
 TOLERANCE = 1e-9
@@ -31,11 +31,11 @@ CUTOFFS = (1, 5, 10, 20)  # the demo's depth is 20
 def shared_metrics() -> dict[str, str]:
     """{our metric name: trec_eval measure} for every metric both have, at CUTOFFS."""
     shared = {}
-    for record in REGISTRY.values():
+    for name, record, _ in variants():
         if record.trec_eval:
-            shared[record.name] = record.trec_eval
+            shared[name] = record.trec_eval
         if record.trec_eval_at_k:
-            shared.update({f"{record.name}@{k}": record.trec_eval_at_k.format(k=k) for k in CUTOFFS})
+            shared.update({f"{name}@{k}": record.trec_eval_at_k.format(k=k) for k in CUTOFFS})
     return shared
 
 
@@ -116,9 +116,7 @@ def test_exported_run_gives_every_number_of_the_report_in_trec_eval(
     )
 
     def theirs(qid: str, name: str) -> float:
-        value: float = (
-            trec[REGISTRY[name.partition("@")[0]].judged_docs_only].get(qid, {}).get(shared[name], 0.0)
-        )
+        value: float = trec[parse_metric(name).judged_docs_only].get(qid, {}).get(shared[name], 0.0)
         return value
 
     wrong = [

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from rag_regress.api import Hit
 from rag_regress.retrieval.batch import compute, judge_rankings, judge_run
-from rag_regress.retrieval.names import REGISTRY, Metric
+from rag_regress.retrieval.names import Metric, variants
 from rag_regress.retrieval.ranking import trec_order
 
 DOC_IDS = [f"d{i}" for i in range(12)]
@@ -20,15 +20,16 @@ levels = st.integers(min_value=1, max_value=4)  # relevance_level; 4 is above ev
 
 
 def metrics_for(k: int | None) -> list[Metric]:
-    """Every metric of the registry, at cutoff k (None: without one) where the metric allows it."""
+    """Every metric of the registry, judged-only ones too, at cutoff k (None: without one)
+    where the metric allows it."""
     chosen = []
-    for record in REGISTRY.values():
+    for _, record, judged_only in variants():
         if record.cutoff == "none":
-            chosen.append(Metric(record.name))
+            chosen.append(Metric(record.name, None, judged_only))
         elif record.cutoff == "required":
-            chosen.append(Metric(record.name, k or 3))
+            chosen.append(Metric(record.name, k or 3, judged_only))
         else:
-            chosen.append(Metric(record.name, k))
+            chosen.append(Metric(record.name, k, judged_only))
     return chosen
 
 

@@ -15,7 +15,7 @@
   handling (docs/metrics.md, "Conventions").
 
 Which function is compared with which reference measure comes from each metric's record
-(names.REGISTRY), so a metric added there is checked here too.
+(names.REGISTRY, names.variants), so a metric added there is checked here too.
 
 Inputs are Hypothesis-generated collections (graded relevance 0-3 with judged non-relevant
 grade 0, negative grades (trec_eval's "in the pool but unjudged"), unjudged documents
@@ -41,7 +41,7 @@ from conftest import evaluate_shipped, run_cli
 from rag_regress.api import Hit
 from rag_regress.retrieval.batch import compute, judge_run
 from rag_regress.retrieval.metrics import condensed
-from rag_regress.retrieval.names import REGISTRY, Metric
+from rag_regress.retrieval.names import Metric, parse_metric, variants
 from rag_regress.retrieval.ranking import trec_order
 from rag_regress.settings.config import load_config
 
@@ -73,15 +73,12 @@ def _cases() -> dict[str, Case]:
     """Every metric of the registry, with and without a cutoff where it allows both. A `_j`
     variant is compared with ranx's name for its plain metric, on condensed rankings."""
     cases = {}
-    for record in REGISTRY.values():
-        plain = REGISTRY[record.name.removesuffix("_j")] if record.judged_docs_only else record
-        function, condensed_ = record.per_question, record.judged_docs_only
+    for name, record, condensed_ in variants():
+        function = record.per_question
         if record.cutoff != "required":
-            cases[record.name] = Case(function, False, record.trec_eval, plain.ranx, condensed_)
+            cases[name] = Case(function, False, record.trec_eval, record.ranx, condensed_)
         if record.cutoff != "none":
-            cases[f"{record.name}@k"] = Case(
-                function, True, record.trec_eval_at_k, plain.ranx_at_k, condensed_
-            )
+            cases[f"{name}@k"] = Case(function, True, record.trec_eval_at_k, record.ranx_at_k, condensed_)
     return cases
 
 
@@ -126,7 +123,7 @@ def ours(qrels: AllQrels, run: ScoredRun, k: int, level: int = 1) -> dict[str, d
         ranking = ranking_of(run.get(qid, {}))
         table[qid] = {}
         for name, case in CASES.items():
-            metric = Metric(name.removesuffix("@k"), k if case.cut else None)
+            metric = parse_metric(name.replace("@k", f"@{k}"))
             table[qid][name] = metric(ranking, judged, level)
             assert metric.record.per_question is case.function
             assert metric.judged_docs_only is case.condensed
@@ -281,7 +278,7 @@ def test_near_ties_rank_as_trec_eval_float32(collection: tuple[AllQrels, ScoredR
     check_collection(qrels, run, k, level)
     reference = trec_eval(qrels, run, k, level)
     ids, judged = judge_run(run, qrels, level)
-    metrics = {name: Metric(name.removesuffix("@k"), k if case.cut else None) for name, case in CASES.items()}
+    metrics = {name: parse_metric(name.replace("@k", f"@{k}")) for name in CASES}
     values = compute(judged, list(metrics.values()))
     for i, qid in enumerate(ids):
         for name, value in reference.get(qid, {}).items():

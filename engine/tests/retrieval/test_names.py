@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ENGINE_ROOT
-from rag_regress.retrieval.names import REGISTRY, Metric, parse_metric
+from rag_regress.retrieval.names import REGISTRY, Metric, parse_metric, variants
 
 CUTOFF_REQUIRED = ["precision", "recall", "hit"]
 CUTOFF_OPTIONAL = ["mrr", "ndcg", "ndcg_exp", "map"]
@@ -166,11 +166,11 @@ def test_docs_table_lists_every_metric_with_its_records_names() -> None:
     """docs/metrics.md cannot drift from the registry: one row per metric and cutoff form,
     with the record's trec_eval and ranx names ("(none...)" where a tool lacks one)."""
     expected = {}
-    for record in REGISTRY.values():
+    for name, record, judged_only in variants():  # ranx has no -J: no ranx name when judged-only
         if record.cutoff != "required":
-            expected[record.name] = (record.trec_eval, record.ranx)
+            expected[name] = (record.trec_eval, None if judged_only else record.ranx)
         if record.cutoff != "none":
-            expected[f"{record.name}@k"] = (record.trec_eval_at_k, record.ranx_at_k)
+            expected[f"{name}@k"] = (record.trec_eval_at_k, None if judged_only else record.ranx_at_k)
     documented = _documented()
     assert set(documented) == set(expected)
     for name, names in expected.items():
@@ -179,3 +179,34 @@ def test_docs_table_lists_every_metric_with_its_records_names() -> None:
                 assert cell.startswith("(none"), (name, cell)
             else:
                 assert cell == f"`{template.format(k='k')}`", (name, cell)
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("ndcg_j@10", "ndcg_j@10"),
+        ("map_j", "map_j"),
+        ("P_j@5", "precision_j@5"),
+        ("ndcg_cut_j@3", "ndcg_j@3"),
+        ("RR_j", "mrr_j"),
+        ("ndcg_exp_j", "ndcg_exp_j"),
+        ("bpref_j", "bpref_j"),
+    ],
+)
+def test_judged_only_is_a_parameter_spelled_j(text: str, canonical: str) -> None:
+    """`_j` sets judged_only on the measure's one record, and is written back as it was read
+    (canonical): trec_eval's names of the measure (with -J), no ranx name."""
+    metric = parse_metric(text)
+    plain = Metric(metric.name, metric.k)
+    assert str(metric) == canonical and metric.judged_only and metric.judged_docs_only
+    assert metric == Metric(metric.name, metric.k, judged_only=True) != plain
+    assert metric.record is REGISTRY[canonical.partition("@")[0].removesuffix("_j")]
+    assert (metric.trec_eval, metric.ranx) == (plain.trec_eval, None)
+
+
+def test_judged_at_k_has_no_judged_only_variant() -> None:
+    """Every document of a condensed ranking is judged: judged_j@k is no metric."""
+    with pytest.raises(ValueError, match="unknown metric 'judged_j@5'"):
+        parse_metric("judged_j@5")
+    with pytest.raises(ValueError, match="unknown metric"):
+        Metric("judged", 5, judged_only=True)

@@ -7,12 +7,13 @@ tests/engine/retrieval/test_batch.py checks, on generated input, that every valu
 per-question function's.
 
 How: only the *judged retrieved* documents affect any metric here (the relevant ones, and
-for bpref, judged@k and the condensed `_j` variants those judged non-relevant too), so the
+for bpref, judged@k and the judged-only `_j` variants those judged non-relevant too), so the
 work is on one entry per (question, retrieved document in its qrels): its rank and its grade.
 A ranking of 1,000 ids with 3 judged documents costs 3 entries, not 1,000. A metric keeps the
-entries it counts (`Judged.binary`: grade >= relevance_level; nDCG: positive grades), and the
-condensed variants re-rank them among the judged entries (`Judged.condensed`): the unjudged
-documents between them are exactly what the ranks skip. Sums are taken in rank order with
+entries it counts (`Judged.binary`: grade >= relevance_level; nDCG: positive grades), and a
+judged-only metric is its function given the entries re-ranked among the judged ones
+(`Judged.condensed`, by `compute`): the unjudged documents between them are exactly what the
+ranks skip. Sums are taken in rank order with
 `np.bincount`, which adds its weights in array order, and discounts use `math.log2`, so the
 results are the same floats the per-question functions return (on Python < 3.12, whose `sum`
 also adds in order; later versions differ in the last bit).
@@ -420,46 +421,12 @@ def judged_at_k(j: Judged, k: int) -> np.ndarray:
     return np.bincount(j.question[inside], minlength=j.questions) / k
 
 
-# The condensed variants (trec_eval -J): each metric of the rankings without their unjudged documents.
-
-
-def condensed_precision_at_k(j: Judged, k: int) -> np.ndarray:
-    return precision_at_k(j.condensed, k)
-
-
-def condensed_recall_at_k(j: Judged, k: int) -> np.ndarray:
-    return recall_at_k(j.condensed, k)
-
-
-def condensed_hit_at_k(j: Judged, k: int) -> np.ndarray:
-    return hit_at_k(j.condensed, k)
-
-
-def condensed_reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
-    return reciprocal_rank(j.condensed, k)
-
-
-def condensed_ndcg_at_k(j: Judged, k: int | None = None) -> np.ndarray:
-    return ndcg_at_k(j.condensed, k)
-
-
-def condensed_ndcg_exp_at_k(j: Judged, k: int | None = None) -> np.ndarray:
-    return ndcg_exp_at_k(j.condensed, k)
-
-
-def condensed_average_precision(j: Judged, k: int | None = None) -> np.ndarray:
-    return average_precision(j.condensed, k)
-
-
-def condensed_r_precision(j: Judged) -> np.ndarray:
-    return r_precision(j.condensed)
-
-
-def condensed_bpref(j: Judged) -> np.ndarray:
-    return bpref(j.condensed)
-
-
 def compute(judged: Judged, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
     """{metric name: one value per question}, equal to metrics.py's functions: each metric's
-    batch function is in its record (names.REGISTRY)."""
-    return {str(m): m.record.batch(judged) if m.k is None else m.record.batch(judged, m.k) for m in metrics}
+    batch function is in its record (names.REGISTRY); a judged-only metric (`map_j`) reads the
+    condensed rankings (`Judged.condensed`, made once for all of them)."""
+    out = {}
+    for m in metrics:
+        j = judged.condensed if m.judged_only else judged
+        out[str(m)] = m.record.batch(j) if m.k is None else m.record.batch(j, m.k)
+    return out

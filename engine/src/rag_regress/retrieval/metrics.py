@@ -18,8 +18,9 @@ Judged and unjudged, as trec_eval reads qrels: a document is *judged* when `qrel
 0 or more, so grade 0 means judged non-relevant; a document absent from `qrels` is unjudged,
 and so is one with a negative grade (trec_eval's "in the pool but unjudged"). Most metrics
 treat unjudged documents as non-relevant; bpref skips them, judged@k measures how many there
-are, and the condensed variants (`condensed_*`, named `<metric>_j`) first remove them from the
-ranking (`condensed`, trec_eval's `-J`).
+are, and a metric's judged-only variant (named `<metric>_j`) is the metric of the ranking
+with them removed (`condensed`, trec_eval's `-J`): the same function, given the condensed
+ranking (names.Metric does it).
 
 Each function's docstring is its metric's definition and edge cases: the metric's record in
 names.REGISTRY shows it, next to the batch function (batch.py) that computes the same numbers
@@ -48,7 +49,18 @@ def is_judged(grade: int | None) -> bool:
 def condensed(ranking: Ranking, qrels: Qrels) -> list[str]:
     """The ranking without its unjudged documents, in its order: the condensed list that
     trec_eval's `-J` (judged_docs_only) evaluates. Documents keep their order; their ranks
-    close up."""
+    close up.
+
+    Every metric but judged@k has a judged-only variant, `<name>_j` (`ndcg_j@10`, `map_j`,
+    `P_j@5`): the metric's function applied to this list, so unjudged documents neither count
+    against the retriever nor take a place in the top k (a cutoff counts the first k judged
+    documents). Denominators stay the plain metric's: k, R, the ideal DCG; edge cases too (0.0
+    when there is no relevant document). So recall_j@k is never below recall@k and equals it
+    at any k beyond the ranking; map_j is "condensed-list AP" (Sakai, 2007); bpref_j equals
+    bpref, which already skips unjudged documents. Each is trec_eval's measure of the plain
+    metric run with `-J`; ndcg_exp_j, which trec_eval lacks, is ranx's `ndcg_burges` of this
+    list. judged@k has none: every document of this list is judged.
+    """
     return [doc_id for doc_id in ranking if is_judged(qrels.get(doc_id))]
 
 
@@ -222,105 +234,3 @@ def judged_at_k(ranking: Ranking, qrels: Qrels, k: int) -> float:
     """
     _check_cutoff(k)
     return sum(1 for doc_id in ranking[:k] if is_judged(qrels.get(doc_id))) / k
-
-
-# --- condensed variants: the metric of the ranking without its unjudged documents (trec_eval -J) ---
-# Each is its metric's function applied to `condensed(ranking, qrels)`; denominators (R, k,
-# the ideal DCG) are those of the plain metric.
-
-
-def condensed_precision_at_k(ranking: Ranking, qrels: Qrels, k: int, *, relevance_level: int = 1) -> float:
-    """Precision@k of the condensed ranking: relevant documents among the first k judged
-    documents, divided by k.
-
-    trec_eval's `P_k` with `-J`: unjudged documents are removed before the first k are taken
-    (`condensed`), so documents nobody judged neither count against the retriever nor take
-    a place in the top k. Still divides by k when fewer than k judged documents came back.
-    """
-    return precision_at_k(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
-
-
-def condensed_recall_at_k(ranking: Ranking, qrels: Qrels, k: int, *, relevance_level: int = 1) -> float:
-    """Recall@k of the condensed ranking: relevant documents among the first k judged
-    documents, divided by all relevant documents.
-
-    trec_eval's `recall_k` with `-J`. Never below recall@k (removing unjudged documents can
-    only move relevant ones up); equal to it at any k beyond the ranking. 0.0 when there is
-    no relevant document.
-    """
-    return recall_at_k(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
-
-
-def condensed_hit_at_k(ranking: Ranking, qrels: Qrels, k: int, *, relevance_level: int = 1) -> float:
-    """Hit@k of the condensed ranking: 1.0 when a relevant document is among the first k
-    judged documents, else 0.0.
-
-    trec_eval's `success_k` with `-J`. 0.0 when there is no relevant document.
-    """
-    return hit_at_k(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
-
-
-def condensed_reciprocal_rank(
-    ranking: Ranking, qrels: Qrels, k: int | None = None, *, relevance_level: int = 1
-) -> float:
-    """Reciprocal rank in the condensed ranking: 1 / (rank of the first relevant document
-    among the judged documents).
-
-    trec_eval's `recip_rank` with `-J` (without a cutoff). With a cutoff, 0.0 unless the
-    first relevant document is among the first k judged documents. 0.0 when no relevant
-    document was retrieved.
-    """
-    return reciprocal_rank(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
-
-
-def condensed_ndcg_at_k(ranking: Ranking, qrels: Qrels, k: int | None = None) -> float:
-    """nDCG@k with linear gain of the condensed ranking: DCG@k of the judged documents in
-    their order, divided by the ideal DCG@k.
-
-    trec_eval's `ndcg_cut_k` (and `ndcg` without a cutoff) with `-J`. The ideal ranking is
-    the plain metric's; like it, every positive grade counts whatever `relevance_level` is.
-    0.0 when there is no document of positive grade.
-    """
-    return ndcg_at_k(condensed(ranking, qrels), qrels, k)
-
-
-def condensed_ndcg_exp_at_k(ranking: Ranking, qrels: Qrels, k: int | None = None) -> float:
-    """nDCG@k with exponential gain 2**grade - 1 of the condensed ranking.
-
-    `ndcg_exp_at_k` of `condensed(ranking, qrels)`: neither trec_eval (no exponential gain)
-    nor ranx (no `-J`) has it; the tests check it as ranx's `ndcg_burges` of the condensed
-    ranking. Ignores `relevance_level`. 0.0 when there is no document of positive grade.
-    """
-    return ndcg_exp_at_k(condensed(ranking, qrels), qrels, k)
-
-
-def condensed_average_precision(
-    ranking: Ranking, qrels: Qrels, k: int | None = None, *, relevance_level: int = 1
-) -> float:
-    """Average precision of the condensed ranking: the mean, over ALL relevant documents, of
-    precision at each one's rank among the judged documents (0 for those not retrieved).
-
-    trec_eval's `map` (`map_cut_k` with a cutoff) with `-J`; often called "condensed-list
-    AP" (Sakai, 2007). A cutoff counts the first k judged documents. 0.0 when there is no
-    relevant document.
-    """
-    return average_precision(condensed(ranking, qrels), qrels, k, relevance_level=relevance_level)
-
-
-def condensed_r_precision(ranking: Ranking, qrels: Qrels, *, relevance_level: int = 1) -> float:
-    """R-precision of the condensed ranking: relevant documents among the first R judged
-    documents, divided by R.
-
-    trec_eval's `Rprec` with `-J`. 0.0 when there is no relevant document.
-    """
-    return r_precision(condensed(ranking, qrels), qrels, relevance_level=relevance_level)
-
-
-def condensed_bpref(ranking: Ranking, qrels: Qrels, *, relevance_level: int = 1) -> float:
-    """Bpref of the condensed ranking, which is bpref itself.
-
-    trec_eval's `bpref` with `-J`. Bpref already skips unjudged documents, so removing them
-    first changes nothing: the variant exists so that every metric has one. 0.0 when there
-    is no relevant document.
-    """
-    return bpref(condensed(ranking, qrels), qrels, relevance_level=relevance_level)

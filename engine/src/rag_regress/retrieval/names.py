@@ -1,22 +1,24 @@
-"""The metric registry: one record per metric, and the names that parse into it.
+"""The metric registry: one record per measure, and the names that parse into it.
 
-Each metric is one `MetricRecord` (as trec_eval keeps one measure per file): its canonical
+Each measure is one `MetricRecord` (as trec_eval keeps one measure per file): its canonical
 name, whether it takes a cutoff, its per-question function in metrics.py (pure; its
 docstring states the definition and edge cases, which the record shows as its definition),
 the batch function in batch.py that computes the same numbers for many questions at once,
-its names in trec_eval and ranx, and the aliases accepted on input. `REGISTRY` holds every
-record; a metric is added by adding its record, and tests/engine/retrieval/ then check it
-against its references (trec_eval, ranx) and its batch function against its definition.
+its names in trec_eval and ranx, the aliases accepted on input, and whether it admits the
+judged-only parameter. `REGISTRY` holds every record; a measure is added by adding its
+record, and tests/engine/retrieval/ then check it against its references (trec_eval, ranx)
+and its batch function against its definition.
 
-Every metric but judged@k also has a condensed variant, `<name>_j` (`ndcg_j@10`, `map_j`):
-the metric of the ranking without its unjudged documents, trec_eval's `-J`. Its record has
-the plain metric's trec_eval names and `judged_docs_only` set (trec_eval needs `-J` to
-compute it); ranx has no such option, hence no ranx names.
+A `Metric` is a measure with its parameters, as in ir_measures: the cutoff `k` and
+`judged_only`, spelled `_j` (`ndcg_j@10`, `map_j`): the measure of the ranking without its
+unjudged documents, trec_eval's `-J` (metrics.condensed states the definition). Every measure
+but judged@k admits it. Such a metric has its measure's trec_eval names and `judged_docs_only`
+set (trec_eval needs `-J` to compute it); ranx has no such option, hence no ranx names.
 
 Config, command line, report and gate all spell a metric the same (canonical) way:
-`<name>` or `<name>@<k>`. A few common aliases are accepted on input (`P@5`, `R@5`,
-`success@5`, `RR`, `AP`, `R-prec`, and the same with `_j`: `P_j@5`) and always written back
-in canonical form.
+`<name>`, `<name>@<k>`, `<name>_j` or `<name>_j@<k>`. A few common aliases are accepted on
+input (`P@5`, `R@5`, `success@5`, `RR`, `AP`, `R-prec`, and the same with `_j`: `P_j@5`) and
+always written back in canonical form.
 """
 
 from __future__ import annotations
@@ -54,9 +56,9 @@ class MetricRecord:
     # ndcg); otherwise binary: relevant means grade >= relevance_level, passed as a keyword
     # (judged@k, neither, asks only whether a document is judged: `takes_level`).
     graded: bool = False
-    # The metric of the condensed ranking (unjudged documents removed): trec_eval computes its
-    # trec_eval names only when run with -J (pytrec_eval: judged_docs_only_flag=True).
-    judged_docs_only: bool = False
+    # Whether it admits `judged_only` (`<name>_j`): the measure of the condensed ranking,
+    # computed by trec_eval under its trec_eval names when run with -J. judged@k does not.
+    admits_judged_only: bool = True
 
     @property
     def spelling(self) -> str:
@@ -165,61 +167,45 @@ _PLAIN = [
     ),
     MetricRecord("bpref", "none", metrics.bpref, batch.bpref, trec_eval="bpref"),
 ]
-# judged@k has no condensed variant: every document of a condensed ranking is judged.
-_JUDGED = MetricRecord("judged", "required", metrics.judged_at_k, batch.judged_at_k)
-# The condensed variant of each plain metric, by the plain metric's name.
-_CONDENSED: dict[str, tuple[Callable[..., float], Callable[..., np.ndarray]]] = {
-    "precision": (metrics.condensed_precision_at_k, batch.condensed_precision_at_k),
-    "recall": (metrics.condensed_recall_at_k, batch.condensed_recall_at_k),
-    "hit": (metrics.condensed_hit_at_k, batch.condensed_hit_at_k),
-    "mrr": (metrics.condensed_reciprocal_rank, batch.condensed_reciprocal_rank),
-    "ndcg": (metrics.condensed_ndcg_at_k, batch.condensed_ndcg_at_k),
-    "ndcg_exp": (metrics.condensed_ndcg_exp_at_k, batch.condensed_ndcg_exp_at_k),
-    "map": (metrics.condensed_average_precision, batch.condensed_average_precision),
-    "rprec": (metrics.condensed_r_precision, batch.condensed_r_precision),
-    "bpref": (metrics.condensed_bpref, batch.condensed_bpref),
-}
+# judged@k has no judged-only variant: every document of a condensed ranking is judged.
+_JUDGED = MetricRecord("judged", "required", metrics.judged_at_k, batch.judged_at_k, admits_judged_only=False)
+JUDGED_ONLY = "_j"  # the suffix that sets `judged_only`: ndcg_j@10, map_j, P_j@5
 
-
-def _condensed(plain: MetricRecord) -> MetricRecord:
-    """`plain`'s condensed variant `<name>_j`: trec_eval's names with -J, no ranx names."""
-    per_question, batch_function = _CONDENSED[plain.name]
-    return MetricRecord(
-        f"{plain.name}_j",
-        plain.cutoff,
-        per_question,
-        batch_function,
-        trec_eval=plain.trec_eval,
-        trec_eval_at_k=plain.trec_eval_at_k,
-        aliases=tuple(f"{alias}_j" for alias in plain.aliases),
-        graded=plain.graded,
-        judged_docs_only=True,
-    )
-
-
-REGISTRY: dict[str, MetricRecord] = {
-    record.name: record for record in [*_PLAIN, _JUDGED, *(_condensed(plain) for plain in _PLAIN)]
-}
+REGISTRY: dict[str, MetricRecord] = {record.name: record for record in [*_PLAIN, _JUDGED]}
 _ALIASES = {alias: record.name for record in REGISTRY.values() for alias in record.aliases}
 _PATTERN = re.compile(r"^\s*([A-Za-z_-]+)\s*(?:@\s*(\d+))?\s*$")
 
-KNOWN = ", ".join(record.spelling for record in REGISTRY.values())
+
+def variants() -> list[tuple[str, MetricRecord, bool]]:
+    """Every metric name without its cutoff, with its record and `judged_only`: each record's
+    name, then `<name>_j` for every record that admits judged-only (the order KNOWN lists)."""
+    plain = [(record.name, record, False) for record in REGISTRY.values()]
+    judged_only = [(record.name + JUDGED_ONLY, record, True) for record in REGISTRY.values()]
+    return plain + [variant for variant in judged_only if variant[1].admits_judged_only]
+
+
+KNOWN = ", ".join(record.spelling.replace(record.name, name, 1) for name, record, _ in variants())
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric name: a record and a cutoff. Call it on one question's ranking and
-    relevance grades; `batch.compute` computes it for many questions at once."""
+    """A parsed metric name: a measure's record and its parameters, the cutoff `k` and
+    `judged_only` (the `_j` spelling). Call it on one question's ranking and relevance grades;
+    `batch.compute` computes it for many questions at once."""
 
-    name: str
+    name: str  # the measure's canonical name, without `_j`
     k: int | None = None
+    judged_only: bool = False  # of the condensed ranking (metrics.condensed, trec_eval's -J)
 
     def __post_init__(self) -> None:
         if self.name not in REGISTRY:
             raise ValueError(f"unknown metric {self.name!r}; known metrics: {KNOWN}")
+        if self.judged_only and not self.record.admits_judged_only:
+            raise ValueError(f"unknown metric {self.name + JUDGED_ONLY!r}; known metrics: {KNOWN}")
 
     def __str__(self) -> str:
-        return self.name if self.k is None else f"{self.name}@{self.k}"
+        name = self.name + JUDGED_ONLY if self.judged_only else self.name
+        return name if self.k is None else f"{name}@{self.k}"
 
     @property
     def record(self) -> MetricRecord:
@@ -232,25 +218,31 @@ class Metric:
     @property
     def trec_eval(self) -> str | None:
         """trec_eval's name for this metric at this cutoff (`ndcg_cut_10`); None if it has none.
-        The condensed variants have the plain metric's name: run trec_eval with -J for them
+        A judged-only metric has its measure's name: run trec_eval with -J for it
         (`judged_docs_only`)."""
         return _at(self.record.trec_eval if self.k is None else self.record.trec_eval_at_k, self.k)
 
     @property
     def judged_docs_only(self) -> bool:
-        """Whether trec_eval computes `trec_eval` only when run with -J (a condensed `_j` variant)."""
-        return self.record.judged_docs_only
+        """Whether trec_eval computes `trec_eval` only when run with -J (a judged-only `_j` metric)."""
+        return self.judged_only
 
     @property
     def ranx(self) -> str | None:
-        """ranx's name for this metric at this cutoff (`ndcg@10`); None if it has none."""
+        """ranx's name for this metric at this cutoff (`ndcg@10`); None if it has none (ranx
+        has no -J: none for a judged-only metric)."""
+        if self.judged_only:
+            return None
         return _at(self.record.ranx if self.k is None else self.record.ranx_at_k, self.k)
 
     def __call__(self, ranking: Ranking, qrels: Qrels, relevance_level: int = 1) -> float:
-        """This metric of one ranking; `relevance_level` as trec_eval's `-l` (graded metrics and
-        judged@k ignore it: MetricRecord.takes_level)."""
+        """This metric of one ranking (of its condensed ranking when judged-only);
+        `relevance_level` as trec_eval's `-l` (graded metrics and judged@k ignore it:
+        MetricRecord.takes_level)."""
         function = self.record.per_question
         level = {"relevance_level": relevance_level} if self.record.takes_level else {}
+        if self.judged_only:
+            ranking = metrics.condensed(ranking, qrels)
         return (
             function(ranking, qrels, **level) if self.k is None else function(ranking, qrels, self.k, **level)
         )
@@ -266,15 +258,19 @@ def parse_metric(text: str) -> Metric:
     if not match:
         raise ValueError(f"{text!r} is not a metric name; known metrics: {KNOWN}")
     name = match.group(1).lower()
+    judged_only = name not in REGISTRY and name not in _ALIASES and name.endswith(JUDGED_ONLY)
+    if judged_only:
+        name = name.removesuffix(JUDGED_ONLY)
     name = _ALIASES.get(name, name)
-    if name not in REGISTRY:
+    if name not in REGISTRY or (judged_only and not REGISTRY[name].admits_judged_only):
         raise ValueError(f"unknown metric {text!r}; known metrics: {KNOWN}")
     k = int(match.group(2)) if match.group(2) is not None else None
     rule = REGISTRY[name].cutoff
+    spelled = name + JUDGED_ONLY if judged_only else name
     if rule == "required" and k is None:
-        raise ValueError(f"metric {text!r} needs a cutoff, e.g. {name}@5")
+        raise ValueError(f"metric {text!r} needs a cutoff, e.g. {spelled}@5")
     if rule == "none" and k is not None:
-        raise ValueError(f"metric {text!r} takes no cutoff; write {name}")
+        raise ValueError(f"metric {text!r} takes no cutoff; write {spelled}")
     if k is not None and k < 1:
         raise ValueError(f"metric {text!r}: the cutoff must be at least 1")
-    return Metric(name, k)
+    return Metric(name, k, judged_only)
