@@ -9,11 +9,13 @@ import io
 import json
 import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from markupsafe import escape as markup_escape
 
 from conftest import TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, run_cli, set_min_length, write_project
 from rag_regress.render.console import InertStream, inert, inert_console
@@ -185,3 +187,53 @@ def test_a_step_summary_that_cannot_be_written_is_exit_2(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a folder
     assert run_cli(["--config", str(project), "gate"]) == 2
     assert "GITHUB_STEP_SUMMARY" in capsys.readouterr().err
+
+
+class _Texts(HTMLParser):
+    """Every run of text of a page, with the element it is in (entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.texts: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "meta":  # the page's one void element (`<line .../>` ends itself here)
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.open and self.open[-1] == tag, (self.open, tag)  # no element closed by data
+        self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append((self.open[-1] if self.open else "", data))
+
+
+@pytest.mark.keyword  # the failing gate comes from min_length = 4
+def test_report_html_escapes_closing_tags_and_ampersands(project: Path) -> None:
+    """A question text, an id and a tag holding `<script>`, `</svg>`, `&` and quotes print as
+    text wherever report.html shows them: in the lists, in the SVG plots' titles, in the tables
+    (autoescape on the page's template, render/templates/report.html.j2); every element the
+    page opens, its own SVG included, is closed by the page, never by the data."""
+    payload = """R&D </svg><script>alert("x")</script> &amp; it's"""
+    golden = json.loads(json.dumps(TINY_GOLDEN))
+    golden[1]["question"] += " " + payload  # q2 ("2FA") newly fails at min_length = 4
+    golden[1]["id"] = "q2</svg>&<b>"
+    golden[1]["tags"].append("tag</svg>&<b>")
+    write_project(project.parent, golden=golden)
+    assert run_cli(["--config", str(project), "baseline"]) == 0
+    set_min_length(project, 4)
+    assert run_cli(["--config", str(project), "gate"]) == 3
+    page = (project.parent / "build" / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in page.lower() and "&lt;/svg&gt;&amp;&lt;b&gt;" in page
+    assert page.count("<svg") == page.count("</svg>") == 2 * 3  # slices and deltas of 3 metrics
+    assert str(markup_escape(payload)) in page  # `&` as &amp;, quotes as &#34; and &#39;
+    parser = _Texts()
+    parser.feed(page)
+    parser.close()
+    assert not parser.open
+    texts = parser.texts
+    assert any(tag == "li" and payload in text for tag, text in texts)  # the question, as text
+    assert ("title", "tag</svg>&<b>") in texts  # the tag, in a slice plot
+    assert any(tag == "title" and text.startswith("q2</svg>&<b>: ") for tag, text in texts)  # a delta
+    assert ("code", "q2</svg>&<b>") in texts and ("td", "tag</svg>&<b>") in texts

@@ -2,26 +2,21 @@
 build/sweep.html (self-contained, with an inline SVG plot of every candidate's mean).
 
 Candidate labels hold values from eval.toml (a tokenizer pattern may hold `<`, `|` or `*`):
-markdown escapes them, HTML and SVG escape every text they show.
+markdown escapes them; the HTML page (the jinja2 template render/templates/sweep.html.j2)
+escapes every text it shows, in its SVG too, by autoescape.
 """
 
 from __future__ import annotations
 
-import html
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..gate.stats import format_p
+from ..render.html import render_page
 
 if TYPE_CHECKING:
     from .command import Row, SweepResult
 
-STYLE = """<style>
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; }
-th, td { padding: 0.2rem 0.6rem; border-bottom: 1px solid #ddd; text-align: left; }
-pre { background: #f4f4f4; padding: 0.6rem; }
-</style>"""
 HEADERS = ["candidate", "questions", "mean", "vs current", "p", "p (Holm)", "p vs best (HSD)", "status"]
 
 
@@ -111,7 +106,7 @@ def markdown_text(result: SweepResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def svg_plot(result: SweepResult) -> str:
+def _plot(result: SweepResult) -> dict[str, Any]:
     """One row per candidate (the table's order): its mean as a dot, the current configuration's
     mean as a vertical line; the winner in another colour."""
     rows = result.rows
@@ -127,69 +122,50 @@ def svg_plot(result: SweepResult) -> str:
         return left + (value - low) / span * (width - left - right)
 
     current = next(row.mean for row in rows if row.candidate.current)
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="{html.escape("mean " + result.metric + " of each candidate")}">',
-        f'<line x1="{x(current):.1f}" y1="{top - 8}" x2="{x(current):.1f}" y2="{height - 16}" stroke="#888" '
-        'stroke-dasharray="4 3"/>',
-        f'<text x="{x(current):.1f}" y="{top - 12}" font-size="11" text-anchor="middle">current</text>',
-    ]
     winner = result.winner.index if result.winner is not None else None
+    dots = []
     for i, row in enumerate(rows):
         y = top + step * i + step / 2
-        colour = "#1a7f37" if row.candidate.index == winner else ("#333" if row.final else "#aaa")
-        label = row.candidate.label if len(row.candidate.label) <= 44 else row.candidate.label[:43] + "…"
-        parts.append(
-            f'<text x="{left - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end">'
-            f"{html.escape(label)}</text>"
+        label = row.candidate.label
+        dots.append(
+            {
+                "label": label if len(label) <= 44 else label[:43] + "…",
+                "candidate": label,
+                "colour": "#1a7f37" if row.candidate.index == winner else ("#333" if row.final else "#aaa"),
+                "x": f"{x(row.mean):.1f}",
+                "y": f"{y:.1f}",
+                "text_y": f"{y + 4:.1f}",
+                "value_x": f"{x(row.mean) + 9:.1f}",
+                "mean": f"{row.mean:.4f}",
+                "mean_short": f"{row.mean:.3f}",
+            }
         )
-        parts.append(f'<circle cx="{x(row.mean):.1f}" cy="{y:.1f}" r="5" fill="{colour}">')
-        parts.append(f"<title>{html.escape(row.candidate.label)}: {row.mean:.4f}</title></circle>")
-        parts.append(f'<text x="{x(row.mean) + 9:.1f}" y="{y + 4:.1f}" font-size="11">{row.mean:.3f}</text>')
-    parts.append(
-        f'<text x="{left}" y="{height - 2}" font-size="11">{low:.3f}</text>'
-        f'<text x="{width - right}" y="{height - 2}" font-size="11" text-anchor="end">{high:.3f}</text>'
-    )
-    parts.append("</svg>")
-    return "\n".join(parts)
+    return {
+        "width": width,
+        "height": height,
+        "current_x": f"{x(current):.1f}",
+        "line_top": top - 8,
+        "line_bottom": height - 16,
+        "current_y": top - 12,
+        "label_x": left - 8,
+        "dots": dots,
+        "left": left,
+        "right": width - right,
+        "scale_y": height - 2,
+        "low": f"{low:.3f}",
+        "high": f"{high:.3f}",
+    }
 
 
 def html_text(result: SweepResult) -> str:
-    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in HEADERS)
-    body = "\n".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in _cells(row, result)) + "</tr>"
-        for row in result.rows
-    )
-    summary = "\n".join(f"<li>{html.escape(line)}</li>" for line in _summary(result))
-    adopt = ""
-    if result.adopt:
-        adopt = (
-            "<p>To adopt the winner, set in eval.toml:</p>\n<pre>"
-            + html.escape("\n".join(result.adopt))
-            + "</pre>"
-        )
-    title = html.escape(f"Sweep: {result.metric}")
-    return "\n".join(
-        [
-            "<!doctype html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{title}</title>",
-            STYLE,
-            "</head>",
-            "<body>",
-            f"<h1>{title}</h1>",
-            svg_plot(result),
-            "<table>",
-            f"<thead><tr>{head}</tr></thead>",
-            f"<tbody>\n{body}\n</tbody>",
-            "</table>",
-            f"<ul>\n{summary}\n</ul>",
-            adopt,
-            "</body>",
-            "</html>",
-            "",
-        ]
+    """build/sweep.html: the plot, the table and the summary, by templates/sweep.html.j2 (the
+    gate's page's environment: autoescape, control characters shown)."""
+    return render_page(
+        "sweep.html.j2",
+        metric=result.metric,
+        plot=_plot(result),
+        headers=HEADERS,
+        rows=[_cells(row, result) for row in result.rows],
+        summary=_summary(result),
+        adopt="\n".join(result.adopt),
     )
