@@ -105,6 +105,7 @@ def section_scale(
     api = importlib.import_module(f"{package}.api")
     stand_in = importlib.import_module(f"{package}.answers.stand_in")
     config_module = importlib.import_module(f"{package}.settings.config")
+    checks = importlib.import_module(f"{package}.answers.checks")  # judge_all: inside evaluate_answers
     corpus_path, queries, qrels = retrieval_bench.load_scifact(scifact)
     documents = [json.loads(line) for line in corpus_path.read_text(encoding="utf-8").splitlines()]
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder:
@@ -141,7 +142,7 @@ def section_scale(
             "evaluate_answers",  # generation and the faithfulness judge
         ]
         start = time.perf_counter()
-        with stage_timer([run, search], stages) as totals:
+        with stage_timer([run, search], stages) as totals, stage_timer([checks], ["judge_all"]) as inner:
             bm25 = importlib.import_module(f"{package}.retrieval.retrievers.bm25").build
 
             def build_timed_search(*args, **kwargs):
@@ -173,6 +174,9 @@ def section_scale(
     ]
     for name, seconds in sorted(totals.items(), key=lambda item: -item[1]):
         lines.append(f"  {name:<24} {seconds:7.2f} s  {100 * seconds / total:5.1f}%")
+        if name == "evaluate_answers":  # a part of it, so not added to what is accounted for
+            judging = inner["judge_all"]
+            lines.append(f"    {'of which judge_all':<22} {judging:7.2f} s  {100 * judging / total:5.1f}%")
     lines.append(
         f"  {'rest (rows, slices)':<24} {total - accounted:7.2f} s  {100 * (total - accounted) / total:5.1f}%"
     )
@@ -182,6 +186,7 @@ def section_scale(
         "scale.documents": copies * len(documents),
     }
     figures.update({f"scale.stages.{name.split(' ')[0]}_s": seconds for name, seconds in totals.items()})
+    figures["scale.stages.judge_all_s"] = inner["judge_all"]
     return lines, figures
 
 

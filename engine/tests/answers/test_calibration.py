@@ -9,6 +9,7 @@ import pytest
 
 from conftest import PROJECT_ROOT, run_cli, write_jsonl, write_project
 from rag_regress.answers.calibration import agreement, load_labels
+from rag_regress.answers.judges import JUDGE_VERSIONS
 from rag_regress.errors import EvalInputError
 
 
@@ -284,13 +285,15 @@ def test_eval_and_gate_say_whether_the_judge_earned_the_gate(
     assert run_cli(["--config", str(config), "eval"]) == 0
     out = capsys.readouterr().out
     assert (
-        "Judge lexical 2.0: not measured: 0 held-out label(s) in evals/judge_labels.jsonl, 50 needed; "
+        f"Judge lexical {JUDGE_VERSIONS['lexical']}: not measured: 0 held-out label(s) in "
+        "evals/judge_labels.jsonl, 50 needed; "
         "its checks are advisory" in out
     )
     write_jsonl(tmp_path / "outside.jsonl", _outside_rows())
     config.write_text(config.read_text() + '\n[judge]\nlabels = "outside.jsonl"\nmin_labels = 4\n')
     earned = (
-        "Judge lexical 2.0: kappa 1.00 (95% 1.00 to 1.00) on 4 held-out labels of outside.jsonl "
+        f"Judge lexical {JUDGE_VERSIONS['lexical']}: kappa 1.00 (95% 1.00 to 1.00) on 4 held-out labels "
+        "of outside.jsonl "
         "reaches min_kappa 0.4; its checks gate"
     )
     assert run_cli(["--config", str(config), "eval"]) == 0

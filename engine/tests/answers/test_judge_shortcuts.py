@@ -19,7 +19,7 @@ from rag_regress.answers.cache import verdict_key
 from rag_regress.answers.facts import find
 from rag_regress.answers.judges import Item, Verdict, settle
 from rag_regress.answers.judges.claims import clauses, split_sentences
-from rag_regress.answers.judges.lexical import FAIL_ON, LexicalJudge, Windows, coverage
+from rag_regress.answers.judges.lexical import FAIL_ON, LexicalJudge, Windows, _read, _readings, coverage
 
 THRESHOLD = 0.5
 CORPUS = Path(__file__).parents[1] / "demo" / "evals" / "corpus.jsonl"
@@ -139,6 +139,20 @@ def test_the_known_cases_get_the_plain_verdicts() -> None:
     items = [(claim, (context,)) for _, claim, context in HALLUCINATIONS + FAITHFUL]
     items += [(claim, (context,)) for _, wrong, right, context in KINDS for claim in (wrong, right)]
     _assert_same(items + items[::-1])
+
+
+def test_a_window_read_from_its_sentences_reads_as_the_window_itself() -> None:
+    """The judge reads each sentence once and a two-sentence window as its two sentences: the
+    same terms and words as reading the window's own text, on the demo corpus and on texts
+    whose reading changes words near a sentence's end (times, contractions, quotes, units)."""
+    tricky = (
+        "It opens at 5 p.m. 3 rooms are free. The desk can't help after 9:30 p.m. 'Late' means after "
+        'midnight. Refunds take 14-day periods. "Pro" plans cost $20/month. 500MB is the limit. '
+        "Use e.g. the app. No. It is the users' choice. (See the FAQ.) [Note] 2FA is on."
+    )
+    for text in [*_documents(), tricky]:
+        for window, reading in _readings((text,)).items():
+            assert reading == _read.__wrapped__(window), window
 
 
 def test_the_verdict_key_is_the_hash_of_the_four_parts_as_json() -> None:

@@ -24,6 +24,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from conftest import run_cli, write_jsonl, write_project
 from rag_regress.answers.calibration import load_labels
+from rag_regress.answers.judges import JUDGE_VERSIONS
 from rag_regress.api import ABSTENTION, Answer, Context, Document, Retriever, System
 from rag_regress.errors import EvalInputError
 from rag_regress.golden.answers import (
@@ -398,7 +399,7 @@ def test_a_grader_labels_sentences_with_keys_and_the_download_calibrates_the_jud
             "report": "build/report.json",
             "report_sha256": data["report"]["sha256"],
             "engine": data["report"]["engine"],
-            "judge": "lexical 2.0",
+            "judge": f"lexical {JUDGE_VERSIONS['lexical']}",
             "supported": True,
         }
     ]

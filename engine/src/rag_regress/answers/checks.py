@@ -152,6 +152,40 @@ class _Asked:
         return at
 
 
+_Cited = tuple[list[int], list[tuple[int, int, int]], list[tuple[int, int]]]
+
+
+class _Sentences:
+    """What an answer's sentences ask of the judge (each sentence against all its contexts,
+    and against each context it cites), worked out once per answer: the same answer comes back
+    for many questions, and asks the same items each time."""
+
+    def __init__(self, ask: _Asked) -> None:
+        self.ask = ask
+        self._done: dict[tuple[str, bool, tuple[str, ...]], _Cited] = {}
+
+    def __call__(self, answer: Answer, found: list[Sentence], contexts: tuple[str, ...]) -> _Cited:
+        """(faithful, pairs, outside) of _Plan for `answer`, its sentences `found`, read
+        against `contexts`; fresh lists each time."""
+        key = (answer.text, answer.citations, contexts)
+        done = self._done.get(key)
+        if done is None:
+            done = self._done[key] = self._asked(found, contexts)
+        faithful, pairs, outside = done
+        return list(faithful), list(pairs), list(outside)
+
+    def _asked(self, found: list[Sentence], contexts: tuple[str, ...]) -> _Cited:
+        """Each sentence asked against all the contexts, then against each context it cites."""
+        faithful = [self.ask(sentence.text, contexts) for sentence in found]
+        pairs: list[tuple[int, int, int]] = []
+        outside: list[tuple[int, int]] = []
+        for i, sentence in enumerate(found):  # none when it abstained
+            given = [n for n in sentence.cites if 1 <= n <= len(contexts)]
+            pairs += [(i, n, self.ask(sentence.text, (contexts[n - 1],))) for n in given]
+            outside += [(i, n) for n in sentence.cites if n not in given]  # a miscitation, measured
+        return faithful, pairs, outside
+
+
 class _Reading:
     """How the checks read the texts of one run, each text read once: the same answer comes
     back for many questions (a question asked again, an answer from the output cache), and its
@@ -166,6 +200,7 @@ class _Reading:
         self._contexts: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._relevance: dict[tuple[str, str], float | None] = {}
         self._found: dict[tuple[str, str, str], Found | None] = {}
+        self._defects: dict[tuple[str, bool, tuple[str, ...]], tuple[str, ...]] = {}
 
     def sentences(self, answer: Answer) -> list[Sentence]:
         """The answer's sentences, with the contexts each cites when its markers are citations
@@ -204,6 +239,14 @@ class _Reading:
             self._relevance[key] = relevance(question, plain, self.names)
         return self._relevance[key]
 
+    def defects(self, answer: Answer) -> list[str]:
+        """defects.defects of `answer` (a fresh list each time)."""
+        key = (answer.text, answer.abstained, answer.notes)
+        found = self._defects.get(key)
+        if found is None:
+            found = self._defects[key] = tuple(defects(answer))
+        return list(found)
+
     def find(self, fact: str, plain: str, match: str) -> Found | None:
         """facts.find: where the answer's `plain` text holds `fact` (by `match`), or None."""
         key = (fact, plain, match)
@@ -227,18 +270,14 @@ class _Plan:
 
 
 def _plan(
-    question: Question, answer: Answer, found: list[Sentence], match: str, ask: _Asked, read: _Reading
+    question: Question, answer: Answer, found: list[Sentence], match: str, cited: _Sentences, read: _Reading
 ) -> _Plan:
-    """What `answer` (its sentences `found`) asks of the judge, each item through `ask` (once
-    per run), with the key facts and nuggets found without the judge (`match`)."""
+    """What `answer` (its sentences `found`) asks of the judge, each item through `cited.ask`
+    (once per run), with the key facts and nuggets found without the judge (`match`)."""
     plain = read.plain(answer)
-    contexts = read.contexts(answer)
     claims = [sentence.text for sentence in found]
-    plan = _Plan(plain, claims, [ask(claim, contexts) for claim in claims], [], [], [], [], {})
-    for i, sentence in enumerate(found):  # none when it abstained
-        given = [n for n in sentence.cites if 1 <= n <= len(contexts)]
-        plan.pairs += [(i, n, ask(sentence.text, (contexts[n - 1],))) for n in given]
-        plan.outside += [(i, n) for n in sentence.cites if n not in given]  # a miscitation, measured
+    plan = _Plan(plain, claims, *cited(answer, found, read.contexts(answer)), [], [], {})
+    ask = cited.ask
     if answer.abstained or not question.answerable:
         return plan
     if question.reference is not None:
@@ -287,7 +326,7 @@ def _result(
     cites_support = [i in citing_ok for i in range(len(sentences))]
     stated = [(part, verdicts[v]) for part, v in plan.stated]
     citing = cites and not answer.abstained
-    outputs = defects(answer)
+    outputs = read.defects(answer)
     return AnswerResult(
         text=answer.text,
         abstained=answer.abstained,
@@ -437,8 +476,9 @@ def evaluate_answers(
     read = _Reading(tuple(judge.names))
     sentences = [read.sentences(answer) for answer in answers]
     ask = _Asked()
+    cited = _Sentences(ask)
     plans = [
-        _plan(question, answer, found, judge.match, ask, read)
+        _plan(question, answer, found, judge.match, cited, read)
         for question, answer, found in zip(questions, answers, sentences, strict=True)
     ]
     with judging():
