@@ -230,7 +230,7 @@ def generate_project(root: Path, live: Live) -> Path:
     for name in ("corpus.jsonl", "golden.jsonl"):
         shutil.copy(PROJECT_ROOT / "evals" / name, root / "evals" / name)
     text = (PROJECT_ROOT / "eval.toml").read_text(encoding="utf-8")
-    assert "\n[golden]" not in text  # the demo leaves [golden] commented out
+    assert "\n[golden]" not in text  # the demo sets no [golden]: its defaults apply
     config = root / "eval.toml"
     config.write_text(text + live.table("golden", concurrency=1, max_tokens=512), encoding="utf-8")
     return config
