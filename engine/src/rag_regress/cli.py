@@ -36,6 +36,7 @@ from typing import Any, Literal
 from . import __version__, run
 from .answers.calibration import calibrate, compare, format_calibration, format_comparison
 from .api import System
+from .calling.outputs import code_digest
 from .errors import EvalInputError, ExitCode, shown_path
 from .execution.supervise import deliver, run_supervised, supervised
 from .execution.team_trace import raised, team_code_error
@@ -48,11 +49,11 @@ from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .render.console import inert_console
-from .render.progress import Progress, interactive
+from .render.progress import Progress
 from .settings.config import DEFAULT_PATH, Config, load_config
-from .settings.identity import code_digest
 from .settings.migrate import run_migrate
 from .sweep.command import run_sweep
+from .terminal import interactive
 
 ENGINE = "rag-regress"  # the distribution and its console script
 PROG = ENGINE

@@ -31,6 +31,13 @@ from .answers.settings import ANSWER_CHECKS, JudgeSettings
 from .answers.trust import measure as measure_trust
 from .answers.verdicts import ALWAYS_JUDGES
 from .api import Answer, Document, Generator, Hit, Retriever, System
+from .calling.asking import with_history
+from .calling.caller import Caller
+from .calling.calls import TeamCodeError, call, failure, time_limit
+from .calling.executor import executor_for
+from .calling.outputs import OutputCache, complete_identity
+from .calling.ratelimit import RateLimit
+from .calling.retries import RetryPolicy
 from .errors import EvalInputError, ExitCode
 from .estimate import Planned, estimate_lines, estimate_run, require_within
 from .execution import ExecutorError, started, using
@@ -66,25 +73,19 @@ from .inputs.unchanged import check_unchanged, fingerprint
 from .render.console import cache_line, calls_line, console_verdict, format_table
 from .render.html import html_report
 from .render.markdown import markdown_summary, write_summary
-from .render.progress import QUIET, Progress, interactive
+from .render.progress import QUIET, Progress
 from .render.view import gate_view
-from .retrieval.asking import with_history
 from .retrieval.batch import compute, judge_rankings
-from .retrieval.caller import Caller
-from .retrieval.calls import TeamCodeError, call, failure, time_limit
-from .retrieval.executor import executor_for
 from .retrieval.metrics import judged_at_k
-from .retrieval.outputs import OutputCache, complete_identity
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
-from .retrieval.ratelimit import RateLimit
-from .retrieval.retries import RetryPolicy
 from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
 from .settings.config import Config
 from .settings.identity import system_identity
 from .settings.schema import MAX_RESAMPLED_CELLS
+from .terminal import interactive
 
 # What one judging of a model judge spent (answers/llm/judge.py, LLMJudge.stats).
 JUDGE_SPENT = ("requests", "prompt_tokens", "completion_tokens")
@@ -288,7 +289,7 @@ def _caller(config: Config, system: System, progress: Progress) -> Caller:
     """The caller of the [run] settings: concurrency, retries, rate limit and, when on and
     the system's identity is known, the output cache, keyed by that identity
     (settings/identity.py) completed with the engine's code and the files the [retriever]
-    and [generation] options name (retrieval/outputs.py: a prompt file)."""
+    and [generation] options name (calling/outputs.py: a prompt file)."""
     run = config.run
     identity = system_identity(config, system.code)
     cache = None

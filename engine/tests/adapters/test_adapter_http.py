@@ -16,11 +16,11 @@ from adapter_fakes import DOCUMENTS, TOKEN, bm25_of, search_service
 from fake_http import Received, Reply, Server
 from rag_regress.adapters import http
 from rag_regress.api import Message
+from rag_regress.calling.asking import with_history
+from rag_regress.calling.caller import Caller
+from rag_regress.calling.retries import RetryPolicy
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.conversation import Turn
-from rag_regress.retrieval.asking import with_history
-from rag_regress.retrieval.caller import Caller
-from rag_regress.retrieval.retries import RetryPolicy
 from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
 
 __all__ = ["search_service"]  # the fixture, imported for the tests below

@@ -16,11 +16,11 @@ from fake_http import Received, Reply, Server
 from rag_regress.adapters import openai
 from rag_regress.answers.contract import check_answer
 from rag_regress.api import Document, History, Hit, Message
+from rag_regress.calling.asking import with_history
+from rag_regress.calling.caller import Caller
+from rag_regress.calling.retries import RetryPolicy
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.conversation import Turn
-from rag_regress.retrieval.asking import with_history
-from rag_regress.retrieval.caller import Caller
-from rag_regress.retrieval.retries import RetryPolicy
 
 __all__ = ["chat_server"]  # the fixture, imported for the tests below
 

@@ -17,7 +17,7 @@ from team_doubles import counting, with_run
 
 from conftest import TINY_GOLDEN, run_cli
 from rag_regress.api import Answer, Context
-from rag_regress.retrieval import outputs
+from rag_regress.calling import outputs
 
 QUESTIONS = len(TINY_GOLDEN)
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from rag_regress.calling.caller import Caller
+from rag_regress.calling.calls import TeamCodeError, time_limit
+from rag_regress.calling.executor import Sequential, Threads, executor_for
+from rag_regress.calling.outputs import code_digest
+from rag_regress.calling.ratelimit import RateLimit
+from rag_regress.calling.retries import RetryPolicy, exception_type
 from rag_regress.render.progress import Progress
-from rag_regress.retrieval.caller import Caller
-from rag_regress.retrieval.calls import TeamCodeError, time_limit
-from rag_regress.retrieval.executor import Sequential, Threads, executor_for
-from rag_regress.retrieval.ratelimit import RateLimit
-from rag_regress.retrieval.retries import RetryPolicy, exception_type
-from rag_regress.settings.identity import code_digest
 
 
 def test_threads_return_results_in_the_order_of_the_items_whatever_order_they_finish_in() -> None:

@@ -1,4 +1,4 @@
-"""retrieval/calls.py, the one place the team's code is called: its result or its exception
+"""calling/calls.py, the one place the team's code is called: its result or its exception
 comes back as it was; an exit or a call past the time limit becomes TeamCodeError; Ctrl-C
 stays Ctrl-C; every call of one run happens on the same thread."""
 
@@ -11,7 +11,7 @@ from functools import partial
 
 import pytest
 
-from rag_regress.retrieval.calls import TeamCodeError, call, failure, time_limit
+from rag_regress.calling.calls import TeamCodeError, call, failure, time_limit
 
 
 def throw(error: BaseException) -> None:

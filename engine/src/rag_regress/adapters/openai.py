@@ -82,9 +82,9 @@ from typing import Any
 from ..answers.citations import strip_markers
 from ..answers.llm.client import Client, Completion, Refused, Transient
 from ..api import Answer, Context, Document, History, Hit, Retriever, looks_like_abstention
+from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..net.http import OutOfTime
-from ..retrieval.asking import with_history
 from . import Options
 
 KNOWN = (

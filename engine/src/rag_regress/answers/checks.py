@@ -22,14 +22,14 @@ from statistics import fmean
 from typing import Any
 
 from ..api import Answer, Document, Generator
+from ..calling.asking import with_history
+from ..calling.caller import Caller
+from ..calling.calls import failure
+from ..calling.remote import call_everywhere, on_cluster
 from ..errors import EvalInputError
 from ..execution import Raised
 from ..inputs.data import Question
 from ..inputs.reports import AnswerResult, Finding, Unsupported
-from ..retrieval.asking import with_history
-from ..retrieval.caller import Caller
-from ..retrieval.calls import failure
-from ..retrieval.remote import call_everywhere, on_cluster
 from .cache import VerdictCache
 from .citations import Sentence, citation_recall, cited_sentences, strip_markers
 from .contract import AnswerOutputError, check_answer
@@ -67,7 +67,7 @@ def checked_answer(
     raised on a cluster's workers. A cached answer is checked as a fresh one is."""
     cache, turn = caller.cache, question.asked
     cached = cache.answer_for(turn.key) if cache is not None else None
-    try:  # through calls.py: an exit or a hang of the team's generator is an error too
+    try:  # through calling/calls.py: an exit or a hang of the team's generator is an error too
         raw = cached if cached is not None else (fetched or {}).get(turn.key, _NOT_FETCHED)
         if raw is _NOT_FETCHED:
             raw = caller.call(with_history(generator.answer, turn), turn.text)
@@ -456,7 +456,7 @@ def evaluate_answers(
 
     `golden` and `config_path` only name the files in error messages: the golden set for a
     question whose answer is broken, eval.toml for a judge that cannot be built. `caller`
-    calls the generator (retrieval/caller.py: concurrency, retries, rate limit, the output
+    calls the generator (calling/caller.py: concurrency, retries, rate limit, the output
     cache; by default one call after another, uncached) and shows progress labelled `what`;
     `judging` shows progress while judging.
     """

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..api import Document, Generator
+from ..calling.caller import Caller
 from ..inputs.conversation import Said
 from ..inputs.data import Question
-from ..retrieval.caller import Caller
 from .checks import checked_answer
 
 

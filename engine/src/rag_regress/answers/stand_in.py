@@ -27,9 +27,9 @@ from itertools import pairwise
 from typing import Any
 
 from ..api import ABSTENTION, Answer, Context, Document, History, Retriever
+from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..inputs.reports import Report
-from ..retrieval.asking import with_history
 from ..retrieval.retrievers import parse_options
 from .citations import strip_markers
 from .judges.claims import split_sentences
@@ -59,7 +59,7 @@ class ExtractiveGenerator:
         self.options = options
 
     def answer(self, question: str, history: History = ()) -> Answer:
-        # A later turn is searched in its conversation, when the retriever takes one (asking.py).
+        # A later turn is searched in its conversation, when the retriever takes one (calling/asking.py).
         search = with_history(self.retriever.search, Turn(question, history))
         hits = search(question, max(1, self.options.contexts))
         if abstains(hits[0].score if hits else None, self.options.min_score):

@@ -106,6 +106,11 @@ from ..answers.llm.client import Client, Completion, Refused, Transient, json_co
 from ..answers.llm.prompt import read_prompt
 from ..answers.reference import squad_tokens
 from ..api import Document
+from ..calling.caller import Caller
+from ..calling.calls import time_limit
+from ..calling.executor import executor_for
+from ..calling.ratelimit import RateLimit
+from ..calling.retries import RetryPolicy
 from ..errors import EvalInputError, ExitCode
 from ..inputs.data import find_quote, load_corpus, load_golden, parse_json_lines
 from ..inputs.files import check_output
@@ -113,15 +118,11 @@ from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..net.http import Deadline, OutOfTime
 from ..net.parse import loads
 from ..net.redact import redact, shortened
-from ..render.progress import Progress, interactive
-from ..retrieval.caller import Caller
-from ..retrieval.calls import time_limit
-from ..retrieval.executor import executor_for
-from ..retrieval.ratelimit import RateLimit
-from ..retrieval.retries import RetryPolicy
+from ..render.progress import Progress
 from ..run import named_inputs
 from ..settings.config import Config
 from ..settings.schema import GOLDEN_KINDS, GoldenSettings
+from ..terminal import interactive
 from ..text.words import ENGLISH_STOPWORDS
 
 PROMPT_VERSION = "1"

@@ -20,13 +20,8 @@ from .console import raw_stream
 T = TypeVar("T")
 
 
-def interactive() -> bool:
-    """True when a person is watching: stdout and stderr are both terminals."""
-    return sys.stdout.isatty() and sys.stderr.isatty()
-
-
 class Progress:
-    """Shows progress when `enabled` (see `interactive`); otherwise does nothing at all."""
+    """Shows progress when `enabled` (see terminal.interactive); otherwise does nothing at all."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
@@ -57,7 +52,7 @@ class Progress:
     @contextmanager
     def tracking(self, total: int, what: str) -> Iterator[_Meter]:
         """A bar over `total` questions that also shows the calls to the team's code in flight
-        and the errors so far (retried ones included): the Monitor of retrieval/caller.py."""
+        and the errors so far (retried ones included): the Monitor of calling/caller.py."""
         if not self.enabled:
             yield _Meter(None)
             return

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ..api import History, Hit, Retriever
+from ..calling.asking import being_answered, with_history
 from ..inputs.conversation import Turn
-from .asking import being_answered, with_history
 
 
 def search_many_of(retriever: Retriever) -> Callable[[list[str], int], list[list[Hit]]] | None:

@@ -1,7 +1,7 @@
 """Ask the retriever every golden question and check each answer against the contract.
 
 A retriever that breaks the contract (see `api.Retriever`), raises, exits or runs past the
-[run] timeout (every call goes through calls.py) stops the run with EvalInputError naming the
+[run] timeout (every call goes through calling/calls.py) stops the run with EvalInputError naming the
 question and its golden-set line: exit 2, never a traceback and never a number computed from
 a broken ranking.
 
@@ -19,15 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..api import Document, Hit, Retriever
+from ..calling.asking import with_histories, with_history
+from ..calling.caller import Caller
+from ..calling.calls import failure
+from ..calling.remote import call_everywhere
 from ..errors import EvalInputError
 from ..execution import Raised
 from ..inputs.data import Question
-from .asking import with_histories, with_history
-from .caller import Caller
-from .calls import failure
 from .passages import collect
 from .ranking import RetrieverOutputError, search_many_of
-from .remote import call_everywhere
 
 
 def _search_many(
@@ -93,7 +93,7 @@ def retrieve_all(
     what: str = "searching",
 ) -> list[list[Hit]]:
     """Every question's checked hits, in golden-set order. `golden` names the file in errors;
-    `caller` calls the retriever (caller.py: concurrency, retries, rate limit, the output
+    `caller` calls the retriever (calling/caller.py: concurrency, retries, rate limit, the output
     cache; by default one call after another, uncached) and shows progress labelled `what`.
 
     A retriever that returns chunks gets its document ranking back (passages.py: each
@@ -107,7 +107,7 @@ def retrieve_all(
     cached = [cache.hits_for(q.asked.key, depth) if cache else None for q in questions]
     todo = [question for question, hits in zip(questions, cached, strict=True) if hits is None]
     many = _search_many(retriever, todo, depth, golden, caller)  # None: no search_many
-    if many is None:  # on a cluster's workers when the run has one (remote.py), else below
+    if many is None:  # on a cluster's workers when the run has one (calling/remote.py), else below
         many = call_everywhere(retriever, "search", [q.asked for q in todo], (depth,), caller)
         method = "search()"
     else:

@@ -3,7 +3,8 @@
   code      a hash of the package's source: every .py, .txt, .toml and .json file under
             src/<package>/ (the team's retriever.py and generator.py, the shipped
             retrievers and text helpers they build on, and the engine). cli.py computes it
-            when it imports the team's files; tests pass their own.
+            (calling/outputs.py: code_digest) when it imports the team's files; tests
+            pass their own.
   settings  [retriever], [generation] and [tokenizer] as read, [retrieval] depth, and the
             corpus file's hash (the system is built from the corpus).
   version   ("version" mode only) `[run] system_version`, the string the team bumps when
@@ -20,17 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
-
-SOURCE_SUFFIXES = {".py", ".txt", ".toml", ".json"}
-
-
-def code_digest(folder: Path) -> str:
-    """A hash of every source file under `folder` (names and bytes, in sorted order)."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def _file_digest(path: Path) -> str:

@@ -43,10 +43,10 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
-from ..retrieval.calls import DEFAULT_TIMEOUT
+from ..calling.calls import DEFAULT_TIMEOUT
+from ..calling.retries import exception_type
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import Ties
-from ..retrieval.retries import exception_type
 from ..retrieval.tokens import TokenizerSettings
 
 
@@ -288,7 +288,7 @@ class StatsSettings:
 
 
 def _exception_name(name: object) -> str:
-    """A [run] retry_on entry: the name of an exception class that resolves (retries.py)."""
+    """A [run] retry_on entry: the name of an exception class that resolves (calling/retries.py)."""
     if not isinstance(name, str):
         raise SettingError(f"{name!r} is not an exception name", 'write names as strings: "ConnectionError"')
     try:

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..api import Document, Retriever, System, Tokenizer
+from ..calling.calls import call, failure
 from ..errors import EvalInputError
 from ..inputs.data import Question
 from ..retrieval.batch import compute, judge_rankings
-from ..retrieval.calls import call, failure
 from ..retrieval.names import Metric
 from ..retrieval.retrievers import OptionsError
 from ..retrieval.search import retrieve_all

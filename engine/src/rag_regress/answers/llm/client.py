@@ -3,7 +3,7 @@ redirect followed, a capped reply).
 
 `Client.complete(body)` POSTs `body` as JSON to `{base_url}/chat/completions` and returns the
 first choice's message content and the reply's token usage. What can go wrong is sorted in
-three, for the caller's retry policy (retrieval/retries.py):
+three, for the caller's retry policy (calling/retries.py):
 
   Transient  worth another attempt: HTTP 429 and 5xx, a refused or dropped connection, a
              reply cut short

@@ -33,7 +33,7 @@ skipped some) are asked once more, on their own; those still without one are not
 Never a silent pass: a request that still fails after its retries, a refusal (401, 404 ...)
 or a reply that is no chat completion stop the run with EvalInputError (exit 2) naming the
 answer (its first sentence) and what went wrong; a sentence not judged is no pass. Requests go through the
-engine's caller (retrieval/caller.py): `concurrency` at once, at most `rate_limit` a second,
+engine's caller (calling/caller.py): `concurrency` at once, at most `rate_limit` a second,
 429, 5xx and connection errors retried `retries` times after `backoff` seconds, doubled each
 time, all within `timeout` (connect to last byte, retries included); any other HTTP error
 is not retried.
@@ -55,15 +55,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...calling.caller import Caller
+from ...calling.calls import time_limit
+from ...calling.executor import executor_for
+from ...calling.ratelimit import RateLimit
+from ...calling.retries import RetryPolicy
 from ...errors import EvalInputError
 from ...net.http import Deadline, OutOfTime
 from ...net.parse import loads
 from ...net.redact import shortened
-from ...retrieval.caller import Caller
-from ...retrieval.calls import time_limit
-from ...retrieval.executor import executor_for
-from ...retrieval.ratelimit import RateLimit
-from ...retrieval.retries import RetryPolicy
 from ..judges import Item, Verdict, judged_names, rules_digest
 from ..judges.claims import windows
 from ..judges.findings import findings

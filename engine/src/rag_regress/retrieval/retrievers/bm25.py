@@ -32,10 +32,10 @@ import numpy as np
 import scipy.sparse
 
 from ...api import Document, History, Hit, Tokenizer
+from ...calling.executor import Threads
 from ...execution.forked import map_forked, parts_of, usable_cores
 from ...execution.heap import paused
 from ..chunks import Chunks, chunk_corpus
-from ..executor import Threads
 from ..ranking import ascending_id_rank, top_hits
 from ..tokens import WordTokenizer
 from . import all_in_context, in_context, parse_options

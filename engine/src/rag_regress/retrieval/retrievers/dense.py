@@ -50,7 +50,7 @@ import numpy as np
 from ... import execution
 from ...api import Document, History, Hit, Tokenizer
 from ...inputs.files import write_atomic
-from ...render.progress import interactive
+from ...terminal import interactive
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
 from . import OptionsError, all_in_context, parse_options

@@ -10,7 +10,7 @@ the stand-in and the adapters the team's factories call) and the content of ever
 [retriever] or [generation] option names (the LLM's prompt, "prompts/answer.txt"). An entry
 is used only when its signature verifies (inputs/signed.py: hand-edited or copied entries
 are rejected and the system is asked again), and a cached ranking or answer then goes
-through the same contract checks as a fresh one (search.py, answers/checks.py): a cache
+through the same contract checks as a fresh one (retrieval/search.py, answers/checks.py): a cache
 can save calls, never change a verdict.
 
 What the identity cannot see (a model or index behind a service, updated under the same
@@ -40,7 +40,6 @@ from typing import Any
 
 from ..api import Answer, Context, Hit
 from ..inputs.signed import SignedFile
-from ..settings.identity import code_digest
 
 FORMAT = "rag-eval-outputs"
 KEPT_SYSTEMS = 8  # systems whose entries a saved file keeps, the current one included
@@ -48,11 +47,22 @@ KEPT_SYSTEMS = 8  # systems whose entries a saved file keeps, the current one in
 # (a model's weights): a change is still a miss, and so is a fresh checkout of the same file.
 HASHED_LIMIT = 64 * 1024 * 1024
 ENGINE = Path(__file__).resolve().parents[1]  # the rag_regress package
+# The files whose bytes make a package's code (code_digest): the team's and the engine's
+SOURCE_SUFFIXES = {".py", ".txt", ".toml", ".json"}
+
+
+def code_digest(folder: Path) -> str:
+    """A hash of every source file under `folder` (names and bytes, in sorted order)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @functools.cache
 def engine_digest() -> str:
-    """A hash of the engine's own source (settings/identity.code_digest of this package): the
+    """A hash of the engine's own source (code_digest of this package): the
     shipped retrievers, the stand-in and the adapters the team's factories call are here,
     outside the team's package, so an engine update is another system."""
     return code_digest(ENGINE)

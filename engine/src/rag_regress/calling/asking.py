@@ -10,7 +10,7 @@ A `Turn` (inputs/conversation.py) is what every cache and map keys on: two items
 same words after different conversations are two questions, not one.
 
 While the team's code answers a later turn, that turn is recorded (`being_answered`): the
-retriever the engine hands the generator (ranking.Remembered) then answers a search for the
+retriever the engine hands the generator (retrieval/ranking.Remembered) then answers a search for the
 turn's words in its conversation, with the evaluated hits, even when the team's generator
 (a wrapper written before conversations) does not pass the history on.
 """

@@ -17,9 +17,9 @@ future with the timeout. One worker, not one per call, so code that ties state t
 search. The worker is a daemon: a call that timed out cannot be stopped (Python cannot kill a
 thread), so it is left behind and cannot keep the process alive after the verdict; the next
 call gets a new worker. A worker whose calling thread has ended (a thread of a concurrent
-run, retrieval/executor.py) stops once its last call returns, so threads do not pile up.
+run, executor.py) stops once its last call returns, so threads do not pile up.
 
-Concurrent work (retrieval/caller.py) calls `call` from several threads at once: each of
+Concurrent work (caller.py) calls `call` from several threads at once: each of
 them gets a worker of its own, with every guarantee above.
 """
 

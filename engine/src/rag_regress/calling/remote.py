@@ -5,7 +5,7 @@ questions go in pieces (about four per worker); each worker calls the team's cod
 piece exactly as this process would (caller.py: `[run] concurrency` calls in flight, retries
 of the declared errors, the worker's share of `[run] rate_limit`, and calls.py's guarantees
 within `[run] timeout`), and sends back what each call returned or raised. Everything else
-stays where the command runs: the output cache, the contract checks (search.py,
+stays where the command runs: the output cache, the contract checks (retrieval/search.py,
 answers/checks.py) and the error that names the first failing question in golden-set order,
 so a report and an exit code do not depend on where the calls ran.
 """
