@@ -30,13 +30,20 @@ check always fails the gate (rules.py), as do floors.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..answers.settings import ANSWER_CHECKS
+from ..answers.stand_in import abstention_hint
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import StatsSettings
+from .answer_rules import answer_details
+from .findings import ANSWER, RETRIEVAL, Failure, Findings, question_failure, question_where
 from .stats import format_p, min_p_flips
+
+if TYPE_CHECKING:
+    from .context import GateContext
 
 STRICT, NET = "strict", "net"
 
@@ -209,3 +216,37 @@ def net_tested(
         )
         for flips in found
     ]
+
+
+class NewlyFailing:
+    """Rule (c), and (d) for checks: each question newly failing a check, blocking when the
+    check's flips fail by its rule (CheckFlips.over) or the question is must-pass (a check not
+    of a stochastic part, nor advisory); otherwise listed for review. A retrieval check's
+    failure shows where the relevant documents rank, an answer check's what changed in the
+    answer."""
+
+    name = "flips"
+
+    def findings(self, context: GateContext) -> Findings:
+        failures: list[Failure] = []
+        hint = abstention_hint(context.report)  # the setting behind abstentions, if the stand-in made them
+        checks, k = context.checks, context.report.k
+        for flips in context.flips:
+            for flip in flips.failing:
+                row = flip.row
+                # A must-pass question is never traded for others, whatever the rule or allowance.
+                must = row.must_pass and flips.blocking
+                reason = flip.reason
+                if must and not flips.over:
+                    reason += "; must-pass: fails whatever the flip rule allows"
+                blocking = flips.over or must
+                if flips.check not in ANSWER_CHECKS:
+                    details = question_where(row, flip.before, k)
+                    failure = question_failure("newly failing", row, [reason], details, blocking, RETRIEVAL)
+                    failures.append(failure)
+                elif row.answer is not None:
+                    details = answer_details(row.answer, flip.before.answer, checks, hint)
+                    failures.append(
+                        question_failure("newly failing answer", row, [reason], details, blocking, ANSWER)
+                    )
+        return Findings(failures)

@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import math
 from statistics import fmean
+from typing import TYPE_CHECKING
 
 from ..inputs.reports import QuestionResult, Report
 from ..retrieval.metrics import judged_at_k
+from .findings import Findings
+
+if TYPE_CHECKING:
+    from .context import GateContext
 
 
 def clearly_more(k: int) -> int:
@@ -87,3 +92,13 @@ def pooling_note(found: list[tuple[str, int, int]], k: int, limit: int = 10) -> 
         "not relevant, so a drop there may be documents nobody graded: `rag-regress pool` lists them, "
         "`rag-regress grade` makes a page to grade them, `rag-regress add-judgments` merges the grades"
     )
+
+
+class Pooling:
+    """A note, never a failure, naming the questions whose top k holds clearly more unjudged
+    documents than the baseline's (context.pooled: more_unjudged)."""
+
+    name = "pooling"
+
+    def findings(self, context: GateContext) -> Findings:
+        return Findings(notes=[pooling_note(context.pooled, context.report.k)] if context.pooled else [])

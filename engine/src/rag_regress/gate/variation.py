@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .findings import Findings
+
+if TYPE_CHECKING:
+    from .context import GateContext
 
 PASSES, SPREAD, SCORE = "passes", "spread", "score"
 
@@ -84,3 +89,23 @@ def flaky_at_baseline(stochastic: Mapping[str, Any] | None, limit: float | None)
         for qid, entry in sorted(recorded.items())
         if float(entry.get(SCORE, 0)) > limit
     }
+
+
+class Variation:
+    """Notes: the questions left out of the per-question checks and paired tests as too
+    variable at the baseline ([gate] max_variation; context.flaky), and this run's most
+    variable questions."""
+
+    name = "variation"
+
+    def findings(self, context: GateContext) -> Findings:
+        notes = []
+        if flaky := context.flaky:
+            notes.append(
+                f"{len(flaky)} question(s) left out of the per-question checks and paired tests, "
+                f"too variable at the baseline ([gate] max_variation {context.gate.max_variation:g}): "
+                + "; ".join(f"{qid} ({why})" for qid, why in flaky.items())
+            )
+        if varied := most_variable(context.report.settings.get("stochastic"), 3):
+            notes.append("most variable questions this run: " + "; ".join(varied))
+        return Findings(notes=notes)

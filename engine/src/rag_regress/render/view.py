@@ -17,9 +17,11 @@ from typing import Any
 
 from ..answers.settings import ANSWER_CHECKS
 from ..answers.trust import advisory_checks, corrected_line, trust_line
+from ..gate.findings import Failure, Scope
 from ..gate.flips import NET, CheckFlips, Flip
 from ..gate.pooling import judged_text
-from ..gate.rules import Failure, GateResult, paired_subset
+from ..gate.regression import paired_subset
+from ..gate.rules import GateResult
 from ..gate.significance import OVERALL, PairedTest
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import Counts, Report
@@ -65,7 +67,7 @@ class MetricRow:
     floor: float | None
     failed: str | None  # "floor", "regression" or "floor, regression"; None when it holds
     # The questions its CI and p are over, when their means are not the figures of the row
-    # (gate/rules.paired_subset): said under the table, so no metric shows two unexplained figures.
+    # (gate/regression.paired_subset): said under the table, so no metric shows two unexplained figures.
     paired: str | None = None
     advisory: bool = False  # rests on a judge that has not earned the gate (answers/trust.py)
     advised: str | None = None  # its advisory failures: "floor", "regression"; never failing
@@ -290,10 +292,10 @@ def _metric_rows(report: Report, baseline: Report, result: GateResult) -> list[M
     failing: dict[str, list[str]] = {}
     advised: dict[str, list[str]] = {}
     for failure in result.failures:
-        if failure.kind in ("floor", "regression"):
+        if failure.scope is Scope.AGGREGATE:
             (advised if failure.advisory else failing if failure.blocking else {}).setdefault(
                 failure.subject, []
-            ).append(failure.kind)
+            ).extend(failure.labels)
     advisory = advisory_checks(report.receipt.get("calibration"))
     rows = []
     for name, was, now, floor in result.summary:
@@ -358,7 +360,7 @@ def _metric_problems(result: GateResult, max_listed: int) -> list[MetricProblem]
     missed with nothing dropped lists the lowest-scoring questions, its regression none)."""
     groups: dict[str, list[Failure]] = {}
     for failure in result.problems:
-        if failure.kind in ("floor", "regression"):
+        if failure.scope is Scope.AGGREGATE:
             groups.setdefault(failure.subject, []).append(failure)
     problems = []
     for subject, failures in groups.items():
@@ -376,11 +378,11 @@ def _question_issues(result: GateResult) -> list[QuestionIssue]:
     """Merge the per-question failures (retrieval and answer) into one entry per question."""
     merged: dict[str, QuestionIssue] = {}
     for failure in result.failures:
-        if failure.kind in ("floor", "regression"):
+        if failure.scope is not Scope.QUESTION:
             continue
         fresh = QuestionIssue(failure.subject, failure.question, [], False, [], [])
         issue = merged.setdefault(failure.subject, fresh)
-        issue.kinds.extend(k for k in failure.kind.split(", ") if k not in issue.kinds)
+        issue.kinds.extend(k for k in failure.labels if k not in issue.kinds)
         issue.reasons.extend(failure.reasons)
         issue.details.extend(failure.details)
         if failure.blocking and not issue.blocking:
