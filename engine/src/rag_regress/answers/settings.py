@@ -5,6 +5,7 @@ is the lowest layer that needs it)."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +18,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    TypeAdapter,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -66,6 +68,17 @@ def _settings_path(value: object, info: ValidationInfo) -> Path:
 
 
 SettingsPath = Annotated[Path, BeforeValidator(_settings_path)]
+
+
+def own_settings(backend: str) -> Any | None:
+    """The model of judge `backend`'s own table, [judge.BACKEND]: the `Settings` class its
+    module declares (a pydantic model or dataclass), or None when it declares none (the
+    built-in judges: their settings are [judge]'s) or cannot be imported (building it says why)."""
+    module = backends().get(backend)
+    try:
+        return getattr(importlib.import_module(module), "Settings", None) if module else None
+    except ImportError:
+        return None
 
 
 def _default_threshold(backend: object) -> float:
@@ -318,6 +331,9 @@ class JudgeSettings(JudgeTable):
     load_from: str = DEFAULT_MODEL  # the model id, or its folder resolved against eval.toml
     line: int | None = None  # where `backend` is set, for error messages
     model_line: int | None = None  # where `model` is set
+    # A judge a package registers: its own table, [judge.BACKEND], validated by its module's
+    # `Settings` (own_settings); None when it declares none.
+    options: Any = None
 
     def failing(self) -> tuple[str, ...]:
         """The findings that fail a sentence: [judge] fail_on, else the backend's default."""
@@ -343,4 +359,6 @@ class JudgeSettings(JudgeTable):
         }
         if nli and self.entailment is not None:
             found["entailment"] = self.entailment
+        if self.options is not None:  # its own settings decide its verdicts too
+            found["settings"] = TypeAdapter(type(self.options)).dump_python(self.options, mode="json")
         return found | judged_names(self.names)

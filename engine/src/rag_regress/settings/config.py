@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from ..answers.settings import JudgeSettings, JudgeTable
+from ..answers.settings import JudgeSettings, JudgeTable, own_settings
 from ..answers.verdicts import ALWAYS_JUDGES
 from ..errors import EvalInputError
 from ..inputs.reading import CONFIG_LIMIT, read_data
@@ -207,6 +207,38 @@ def with_judged_floor(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "gate": {**gate, "floors": {**floors, "judged": float(floor)}}}
 
 
+def _own_judge_table(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """`data` without the judge's own table ([judge.BACKEND], for the backend [judge] names),
+    and that table (None when not written): its keys are the judge's, not [judge]'s."""
+    judge = data.get("judge")
+    if not isinstance(judge, dict):
+        return data, None
+    backend = judge.get("backend", "lexical")
+    own = judge.get(backend) if isinstance(backend, str) else None
+    if not isinstance(own, dict) or backend in JudgeTable.__pydantic_fields__:  # type: ignore[attr-defined]
+        return data, None
+    return {**data, "judge": {key: value for key, value in judge.items() if key != backend}}, own
+
+
+def _judge_options(backend: str, own: dict[str, Any] | None, path: Path, text: str) -> Any:
+    """The judge's own settings, validated by its module's model (own_settings); errors read
+    like any setting's: [judge.BACKEND] key, line and fix."""
+    model = own_settings(backend)
+    if model is None:
+        if own is not None:
+            raise EvalInputError(
+                path,
+                f"[judge.{backend}]: the {backend!r} judge declares no settings of its own",
+                f"remove the table (the {backend} judge reads [judge]'s settings)",
+                line_of(text, ("judge", backend)),
+            )
+        return None
+    try:
+        return TypeAdapter(model).validate_python(own or {}, context={"folder": path.parent.resolve()})
+    except ValidationError as error:
+        raise explain(error, path, text, model, ("judge", backend)) from None
+
+
 def load_config(path: Path = DEFAULT_PATH) -> Config:
     """Read and validate eval.toml. Raises EvalInputError naming the key and its line."""
     path = Path(path)
@@ -228,6 +260,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
     remember_secrets(data)
 
     folder = path.parent.resolve()
+    data, own = _own_judge_table(data)
     try:
         file = EvalFile.model_validate(with_judged_floor(data), context={"folder": folder})
     except ValidationError as error:
@@ -244,6 +277,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         load_from=str(local.resolve()) if local.is_dir() else file.judge.model,
         line=line_of(text, ("judge", "backend")),
         model_line=line_of(text, ("judge", "model")),
+        options=_judge_options(file.judge.backend, own, path, text),
     )
     tables = {name: getattr(file, name) for name in EvalFile.model_fields}
     tables["golden_settings"] = tables.pop("golden")  # Config.golden is [data] golden's path

@@ -38,27 +38,34 @@ class _Slot:
     field: FieldInfo | None = None
 
 
-def explain(error: ValidationError, path: Path, text: str) -> EvalInputError:
-    """The first problem of `error` in eval.toml (`text`), as EvalInputError: key, line, fix."""
+def explain(
+    error: ValidationError, path: Path, text: str, root: Any = EvalFile, prefix: KeyPath = ()
+) -> EvalInputError:
+    """The first problem of `error` in eval.toml (`text`), as EvalInputError: key, line, fix.
+    `root`: the model validated, at `prefix` in the file (a part's own table, [judge.NAME],
+    is validated by the part's model: its errors read like the engine's)."""
     errors = error.errors(include_url=False)
     # a default computed from other settings is not computed once one of them is invalid
-    problems = [_problem(item) for item in errors if item["type"] != "default_factory_not_called"]
+    problems = [
+        _problem(item, root, prefix) for item in errors if item["type"] != "default_factory_not_called"
+    ]
     located = [(line_of(text, key), key, problem, fix) for key, problem, fix in problems]
     line, key, problem, fix = min(located, key=lambda found: found[0] or math.inf)
     return EvalInputError(path, f"{dotted(key)}: {problem}", fix, line)
 
 
-def _problem(item: ErrorDetails) -> tuple[KeyPath, str, str]:
-    """(key path, problem, fix) of one pydantic error."""
-    key: KeyPath = tuple(item["loc"])
+def _problem(item: ErrorDetails, root: Any, prefix: KeyPath) -> tuple[KeyPath, str, str]:
+    """(key path, problem, fix) of one pydantic error of `root`, validated at `prefix`."""
+    key: KeyPath = tuple(item["loc"])  # relative to `root`
     cause = item.get("ctx", {}).get("error")
     if isinstance(cause, SettingError) and cause.key:
         key = cause.key
     if key and key[-1] == "[key]":  # a bad name as a table's key: the table is to blame
         key = key[:-2]
-    slot = _slot(key)
+    slot = _slot(key, root)
     if item["type"] in _UNKNOWN_KEY:
-        table = _slot(key[:-1])
+        table = _slot(key[:-1], root)
+        key = (*prefix, *key)
         allowed = sorted(_fields(_unwrap(table.annotation, [])[0]) or {}) if table else []
         close = difflib.get_close_matches(str(key[-1]), allowed, n=1)
         return (
@@ -66,6 +73,9 @@ def _problem(item: ErrorDetails) -> tuple[KeyPath, str, str]:
             "unknown setting",
             f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}",
         )
+    key = (*prefix, *key)
+    if item["type"] == "missing":
+        return key, "is required", f"add {key[-1]} = ... under [{dotted(key[:-1])}]"
     if isinstance(cause, SettingError):
         return key, str(cause), cause.fix
     if isinstance(cause, ValueError):
@@ -107,9 +117,9 @@ def _fields(annotation: Any) -> dict[str, FieldInfo] | None:
     return None if fields is None else {info.alias or name: info for name, info in fields.items()}
 
 
-def _slot(key: KeyPath) -> _Slot | None:
-    """What the schema says about `key` (None inside a free-form table)."""
-    slot = _Slot(EvalFile, [])
+def _slot(key: KeyPath, root: Any = EvalFile) -> _Slot | None:
+    """What the schema (`root`) says about `key` (None inside a free-form table)."""
+    slot = _Slot(root, [])
     for part in key:
         annotation, _ = _unwrap(slot.annotation, [])
         fields = _fields(annotation)

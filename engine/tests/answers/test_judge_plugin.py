@@ -1,0 +1,169 @@
+"""A judge a package of its own registers: one module and one entry point, with settings of its
+own in [judge.NAME], validated by the module's model, its errors at their line in eval.toml,
+its settings in the judge's identity (so the gate refuses a baseline judged with others).
+
+The package is written to a temporary folder and put on sys.path as an installed
+distribution would be (a .dist-info with entry_points.txt), so the engine finds it exactly
+as it finds a pip-installed one."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY_CONFIG, run_cli, write_project
+from rag_regress.answers.judges import backends
+from rag_regress.settings.config import load_config
+
+# The whole plug-in: a judge counting the words a claim shares with its best context, with two
+# settings of its own.
+PLUGIN = """
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag_regress.parts import Verdict
+
+VERSION = "0.1"
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_shared: int = Field(default=2, ge=1, le=50, description="words a claim shares with a context")
+    ignore_case: bool = True
+
+
+class SharedWords:
+    def __init__(self, identity, settings):
+        self.identity, self.settings = identity, settings
+
+    def words(self, text):
+        text = text.lower() if self.settings.ignore_case else text
+        return {word.strip(".,;:!?") for word in text.split() if len(word) > 3}
+
+    def verdicts(self, items):
+        found = []
+        for claim, contexts in items:
+            shared = max((len(self.words(claim) & self.words(c)) for c in contexts), default=0)
+            ok = shared >= self.settings.min_shared
+            score = min(1.0, shared / self.settings.min_shared)
+            found.append(Verdict(ok, score, "", "" if ok else "few words"))
+        return found
+
+
+def build(settings, config_path):
+    return SharedWords(settings.identity(), settings.options)
+"""
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The judge `shared_words`, registered under rag_regress.judges by an installed package."""
+    site = tmp_path / "site"
+    info = site / "shared_words_judge-0.1.dist-info"
+    info.mkdir(parents=True)
+    (site / "shared_words_judge.py").write_text(PLUGIN, encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shared-words-judge\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[rag_regress.judges]\nshared_words = shared_words_judge\n")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    yield "shared_words"
+    sys.modules.pop("shared_words_judge", None)
+
+
+def project(root: Path, own: str) -> Path:
+    """The tiny project judged by the plug-in, with `own` as its [judge.shared_words] table."""
+    judge = f'[judge]\nbackend = "shared_words"\n\n[judge.shared_words]\n{own}\n'
+    return write_project(root, config=TINY_CONFIG + "\n" + judge)
+
+
+def report(config: Path) -> dict:
+    return json.loads((config.parent / "build" / "report.json").read_text(encoding="utf-8"))
+
+
+def test_a_judge_a_package_registers_reads_its_own_settings(plugin: str, tmp_path: Path) -> None:
+    assert plugin in backends()
+    lenient = project(tmp_path / "lenient", "min_shared = 1")
+    strict = project(tmp_path / "strict", "min_shared = 50\nignore_case = false")
+    assert run_cli(["--config", str(lenient), "eval"]) == 0
+    assert run_cli(["--config", str(strict), "eval"]) == 0
+    judge = report(lenient)["settings"]["judge"]
+    assert (judge["name"], judge["version"]) == ("shared_words", "0.1")
+    assert judge["settings"] == {"min_shared": 1, "ignore_case": True}
+    assert report(strict)["settings"]["judge"]["settings"] == {"min_shared": 50, "ignore_case": False}
+    # its settings decide its verdicts: no answer shares 50 long words with a passage
+    assert report(lenient)["aggregate"]["faithfulness"] > 0.5
+    assert report(strict)["aggregate"]["faithfulness"] == 0.0
+    assert load_config(lenient).judge.options.min_shared == 1
+
+
+def test_its_settings_default_from_its_model(plugin: str, tmp_path: Path) -> None:
+    config = write_project(tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "shared_words"\n')
+    options = load_config(config).judge.options
+    assert (options.min_shared, options.ignore_case) == (2, True)
+
+
+@pytest.mark.parametrize(
+    ("own", "problem", "fix"),
+    [
+        ("min_shard = 3", "judge.shared_words.min_shard: unknown setting", "did you mean 'min_shared'?"),
+        (
+            "min_shared = 0",
+            "judge.shared_words.min_shared: must be a whole number from 1 to 50, got 0",
+            "min_shared = 2",
+        ),
+        ('ignore_case = "maybe"', "judge.shared_words.ignore_case: must be true or false", "= true"),
+    ],
+)
+def test_a_bad_setting_of_its_own_is_named_at_its_line(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], own: str, problem: str, fix: str
+) -> None:
+    config = project(tmp_path, own)
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    err = capsys.readouterr().err
+    line = config.read_text(encoding="utf-8").splitlines().index(own) + 1
+    assert f"eval.toml:{line}: {problem}" in err
+    assert "fix: " in err and fix in err.split("fix: ", 1)[1]
+
+
+def test_a_changed_setting_of_its_own_refuses_the_baseline(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Verdicts of the judge with other settings are other numbers: like another judge's."""
+    config = project(tmp_path, "min_shared = 1")
+    assert run_cli(["--config", str(config), "baseline"]) == 0
+    assert run_cli(["--config", str(config), "gate"]) == 0
+    config.write_text(config.read_text(encoding="utf-8").replace("min_shared = 1", "min_shared = 3"))
+    capsys.readouterr()
+    assert run_cli(["--config", str(config), "gate"]) == 2
+    err = capsys.readouterr().err
+    assert "judged by a different judge" in err
+    assert "'min_shared': 1" in err and "'min_shared': 3" in err
+
+
+def test_a_table_for_a_judge_without_settings_of_its_own_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = '\n[judge]\nbackend = "lexical"\n\n[judge.lexical]\nx = 1\n'
+    config = write_project(tmp_path, config=TINY_CONFIG + own)
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    err = capsys.readouterr().err
+    line = config.read_text(encoding="utf-8").splitlines().index("[judge.lexical]") + 1
+    assert f"eval.toml:{line}: [judge.lexical]: the 'lexical' judge declares no settings of its own" in err
+
+
+def test_a_required_setting_left_out_is_named(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "site" / "shared_words_judge.py").write_text(
+        PLUGIN.replace("ignore_case: bool = True", "ignore_case: bool"), encoding="utf-8"
+    )
+    config = project(tmp_path / "p", "min_shared = 2")
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    err = capsys.readouterr().err
+    assert "judge.shared_words.ignore_case: is required" in err
+    assert "add ignore_case = ... under [judge.shared_words]" in err
