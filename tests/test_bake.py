@@ -55,6 +55,7 @@ LAYOUT = {
     "tox.ini",
 }
 MAX_FILES, MAX_PYTHON_LINES, MAX_FILE_BYTES = 30, 2_000, 300 * 1024
+MAX_EVAL_TOML_LINES = 120  # read in the ten minutes a newcomer gives the project
 
 
 def text_files(project: Path) -> list[Path]:
@@ -145,6 +146,9 @@ def test_every_choice_renders_completely_and_lint_clean(tmp_path: Path, choice: 
         result = run(project, sys.executable, "-m", "ruff", *command)
         assert result.returncode == 0, result.stdout + result.stderr
     assert_speaks_of_the_project_only(project)
+    # The day-one eval.toml holds what a new team edits; docs/settings.md holds the rest.
+    settings = (project / "eval.toml").read_text(encoding="utf-8").splitlines()
+    assert len(settings) <= MAX_EVAL_TOML_LINES, f"eval.toml has {len(settings)} lines"
 
 
 @pytest.mark.parametrize(

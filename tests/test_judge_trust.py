@@ -153,7 +153,8 @@ def test_the_judge_gates_only_once_it_agrees_with_the_teams_own_grades(tmp_path:
     gate = rag(project, "gate")
     assert gate.returncode == 3, output(gate)
     out = gate.stdout
-    assert re.search(r"Judge lexical \d+\.\d+: kappa 1\.00 \(95% 1\.00 to 1\.00\) on \d\d held-out labels", out)
+    agrees = r"Judge lexical \d+\.\d+: kappa 1\.00 \(95% 1\.00 to 1\.00\) on \d\d held-out labels"
+    assert re.search(agrees, out), out
     assert "reaches min_kappa 0.4; its checks gate" in out
     assert re.search(rf"\[newly failing answer\] {qid} .*faithfulness 1\.000 -> 0\.\d+", out), out
     corrected = re.search(
