@@ -100,7 +100,8 @@ def section_scale(
     marker word differ), SciFact's queries repeated to `questions`, each judged against one copy."""
     import importlib
 
-    run = importlib.import_module(f"{package}.run")  # the orchestrator
+    run = importlib.import_module(f"{package}.run")  # the pipeline
+    commands = importlib.import_module(f"{package}.commands")
     search = importlib.import_module(f"{package}.retrieval.search")
     api = importlib.import_module(f"{package}.api")
     stand_in = importlib.import_module(f"{package}.answers.stand_in")
@@ -163,7 +164,7 @@ def section_scale(
 
             result = run.evaluate(config, api.System(build_timed_search, stand_in.build))
             t = time.perf_counter()
-            run.save_report(config.report, result)  # as the command line writes it
+            commands.save_report(config.report, result)  # as the command line writes it
             totals["write_report"] += time.perf_counter() - t
         total = time.perf_counter() - start
         size = (root / "report.json").stat().st_size / 2**20

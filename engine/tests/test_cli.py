@@ -25,7 +25,7 @@ from conftest import (
     write_jsonl,
     write_project,
 )
-from rag_regress import run as orchestrator
+from rag_regress import commands
 from rag_regress.api import System
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs import files as files_module
@@ -504,7 +504,7 @@ def test_a_gate_killed_after_its_report_leaves_no_summary_of_the_last_run(
     def killed(*args: object) -> None:
         raise Killed
 
-    monkeypatch.setattr(orchestrator, "write_summary", killed)
+    monkeypatch.setattr(commands, "write_summary", killed)
     set_min_length(project, 4)  # this run's report differs from the last one's
     with pytest.raises(Killed):
         run_cli(["--config", str(project), "gate", "--quiet"])

@@ -27,7 +27,7 @@ from conftest import (
     set_min_length,
     write_project,
 )
-from rag_regress import run
+from rag_regress import commands, run
 from rag_regress.answers.settings import ANSWER_CHECKS
 from rag_regress.api import Hit, System
 from rag_regress.errors import EvalInputError
@@ -382,7 +382,7 @@ def test_a_floor_on_a_dotted_tag_is_checked_like_any_other(
 
 def unchecked(config: Config, report: Report) -> str:
     with pytest.raises(EvalInputError) as caught:
-        run.require_checkable(config, report)
+        commands.require_checkable(config, report)
     return str(caught.value)
 
 
@@ -393,7 +393,7 @@ def test_a_check_that_cannot_be_made_is_exit_2_not_a_silent_skip(tmp_path: Path)
     config_path = write_project(tmp_path, config=TINY_CONFIG + '\n[gate.slices.acronym]\n"hit@5" = 0.5\n')
     config = load_config(config_path)
     report = run.evaluate(config, SHIPPED)
-    run.require_checkable(config, report)  # everything configured can be checked
+    commands.require_checkable(config, report)  # everything configured can be checked
 
     without_slice = dataclasses.replace(
         report, slices={k: v for k, v in report.slices.items() if k != "acronym"}
@@ -430,7 +430,7 @@ def test_a_one_question_golden_set_cannot_pass_the_gate(
     capsys.readouterr()
     assert run_cli(["--config", str(config_path), "gate", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert f"only 1 question(s) evaluated; the gate compares at least {run.MIN_GATED_QUESTIONS}" in err
+    assert f"only 1 question(s) evaluated; the gate compares at least {commands.MIN_GATED_QUESTIONS}" in err
     assert not (tmp_path / "build" / "report.json").exists()
 
 

@@ -6,9 +6,11 @@ names; the engine owns everything else: reading the inputs, retrieval metrics de
 trec_eval defines them, the answer checks and their judges, the gate, the reports.
 
 Laid out by the flow of a run: inputs/ -> retrieval/ -> answers/ -> gate/ -> render/, driven
-by run.py, with settings/ (eval.toml), text/ (words shared by the tokenizer and the judge)
-and interop/ (other tools' files). The plug-in types a team's code uses are re-exported here
-from api.py; the command line is cli.py, the pytest plugin pytest_plugin.py.
+by run.py (the pipeline) and commands.py (eval, baseline, gate), with calling/ (how the
+team's code and model servers are called), settings/ (eval.toml), text/ (words shared by the
+tokenizer and the judge) and interop/ (other tools' files). The plug-in types a team's code
+uses are re-exported here from api.py, those of a part a package adds (a judge) from
+parts.py; the command line is cli.py, the pytest plugin pytest_plugin.py.
 """
 
 from .api import (

@@ -12,7 +12,7 @@ the judge's labels: `grade --answers` (a page to label sentences of the report's
 `add-labels` (merge them into [judge] labels).
 
 This is the one module that imports the team's code: the two factories eval.toml's [system]
-table names (`team_system`), handed to the orchestrator (run.py) as a `System`. Tests pass a
+table names (`team_system`), handed to the commands (commands.py) as a `System`. Tests pass a
 `System` of their own to `main` instead.
 
 Exit codes: 0 success (gate passed: every configured check ran on evaluated data), 2 invalid
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from . import __version__, run
+from . import __version__, commands, run, run_files
 from .answers.calibration import calibrate, compare, format_calibration, format_comparison
 from .api import System
 from .calling.outputs import code_digest
@@ -405,7 +405,7 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
         return function(args, config)
     system = system or team_system(config)
     if getattr(args, "dry_run", False):  # eval, baseline, gate: the estimate, no call (estimate.py)
-        return run.run_dry(config, system, args.command)
+        return commands.run_dry(config, system, args.command)
     return function(args, config, system)
 
 
@@ -443,7 +443,7 @@ def _import_collection(args: argparse.Namespace, config: Config) -> int:
 
 @command("export-qrels", needs="settings")
 def _export_qrels(args: argparse.Namespace, config: Config) -> int:
-    run.check_outputs(config, args.command, args.output)
+    run_files.check_outputs(config, args.command, args.output)
     print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
     return ExitCode.OK
 
@@ -499,7 +499,7 @@ def _add_labels(args: argparse.Namespace, config: Config) -> int:
 def _grade(args: argparse.Namespace, config: Config) -> int:
     from .golden.page import run_grade  # imported here: only `grade` needs it
 
-    run.check_outputs(config, "grade", args.output)
+    run_files.check_outputs(config, "grade", args.output)
     if args.answers is None:
         return run_grade(config, args.output, args.candidates, args.pool, args.all, args.title)
     from .golden.answers import run_grade_answers
@@ -522,7 +522,7 @@ def _progress(args: argparse.Namespace) -> bool:
 
 @command("export-run", needs="system")
 def _export_run(args: argparse.Namespace, config: Config, system: System) -> int:
-    run.check_outputs(config, args.command, args.output)
+    run_files.check_outputs(config, args.command, args.output)
     scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
     print(f"wrote run {args.tag!r} to {args.output} ({scores})")
     return ExitCode.OK
@@ -530,7 +530,7 @@ def _export_run(args: argparse.Namespace, config: Config, system: System) -> int
 
 @command("eval", needs="system")
 def _eval(args: argparse.Namespace, config: Config, system: System) -> int:
-    return run.run_eval(config, system, args.report, args.quiet, _progress(args), args.all)
+    return commands.run_eval(config, system, args.report, args.quiet, _progress(args), args.all)
 
 
 @command("sweep", needs="system")
@@ -540,12 +540,12 @@ def _sweep(args: argparse.Namespace, config: Config, system: System) -> int:
 
 @command("baseline", needs="system")
 def _baseline(args: argparse.Namespace, config: Config, system: System) -> int:
-    return run.run_baseline(config, system, args.quiet, _progress(args), args.fit_floors)
+    return commands.run_baseline(config, system, args.quiet, _progress(args), args.fit_floors)
 
 
 @command("gate", needs="system")
 def _gate(args: argparse.Namespace, config: Config, system: System) -> int:
-    return run.run_gate(config, system, args.baseline, args.accept_changed_data, _progress(args))
+    return commands.run_gate(config, system, args.baseline, args.accept_changed_data, _progress(args))
 
 
 @command("pool", needs="system")
@@ -556,7 +556,7 @@ def _pool(args: argparse.Namespace, config: Config, system: System) -> int:
 def run_pool(config: Config, system: System, baseline: Path | None, output: Path, progress: bool) -> int:
     """`pool`: evaluate this system, then write what neither it nor the baseline has judged."""
     baseline_path = baseline or config.baseline
-    run.check_outputs(config, "pool", output, extra_inputs=((baseline_path, "the baseline"),))
+    run_files.check_outputs(config, "pool", output, extra_inputs=((baseline_path, "the baseline"),))
     before = read_report(baseline_path)
     report = run.evaluate(config, system, progress=Progress(progress and interactive()))
     lines, gone = unjudged_pool(report, before, load_corpus(config.corpus))
@@ -612,7 +612,7 @@ def _run(args: argparse.Namespace, system: System | None) -> int:
 
 def discard_reports(args: argparse.Namespace) -> None:
     """After `eval` or `gate` could not complete: remove the reports an earlier run left where
-    this one would have written its own (run.discard_reports, which removes only outputs
+    this one would have written its own (run_files.discard_reports, which removes only outputs
     check_outputs accepts, never an input), and say so on stderr, so that no report, summary
     or HTML page of an earlier run stands for a run that exited 2. Settings that cannot be read
     remove nothing: the error already printed says why."""
@@ -622,7 +622,7 @@ def discard_reports(args: argparse.Namespace) -> None:
         return
     try:
         config = load_config(args.config)
-        removed = run.discard_reports(
+        removed = run_files.discard_reports(
             config, args.command, getattr(args, "report", None), getattr(args, "baseline", None)
         )
     except (EvalInputError, OSError):

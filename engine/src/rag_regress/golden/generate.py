@@ -119,7 +119,7 @@ from ..net.http import Deadline, OutOfTime
 from ..net.parse import loads
 from ..net.redact import redact, shortened
 from ..render.progress import Progress
-from ..run import named_inputs
+from ..run_files import named_inputs
 from ..settings.config import Config
 from ..settings.schema import GOLDEN_KINDS, GoldenSettings
 from ..terminal import interactive

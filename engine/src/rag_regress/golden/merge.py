@@ -76,7 +76,7 @@ from ..errors import EvalInputError, ExitCode
 from ..inputs.data import MAX_GRADE, json_lines, load_corpus, load_golden
 from ..inputs.files import check_output, write_atomic
 from ..inputs.reading import QUESTIONS_LIMIT, read_data
-from ..run import named_inputs
+from ..run_files import named_inputs
 from ..settings.config import Config
 from ..settings.schema import DataSettings
 from .agreement import cohen_kappa

@@ -134,7 +134,7 @@ class Config:
 
 
 # The settings that name a file the commands write (the baseline only by `baseline`): each
-# stays inside the project folder, never written through a symlink (run.check_outputs).
+# stays inside the project folder, never written through a symlink (run_files.check_outputs).
 OUTPUTS: dict[tuple[str, str], Any] = {
     ("data", "baseline"): DataSettings,
     ("data", "report"): DataSettings,
