@@ -167,3 +167,43 @@ def test_a_required_setting_left_out_is_named(
     err = capsys.readouterr().err
     assert "judge.shared_words.ignore_case: is required" in err
     assert "add ignore_case = ... under [judge.shared_words]" in err
+
+
+def test_calibrate_compares_it_with_its_own_settings_or_its_defaults(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`calibrate --compare lexical,shared_words` with lexical configured: the plug-in judges
+    with [judge.shared_words] when written, else with its model's defaults."""
+    rows = [
+        {"id": f"r{n}", "claim": claim, "context": context, "supported": ok, "split": split}
+        for n, (claim, context, ok, split) in enumerate(
+            [
+                ("The kettle holds water safely.", "The kettle holds water safely.", True, "check"),
+                ("The filter needs weekly cleaning.", "Clean the filter every week.", True, "check"),
+                ("The warranty covers three years.", "The warranty lasts two years.", False, "dev"),
+                ("Batteries charge overnight fully.", "Charge batteries fully overnight.", True, "dev"),
+            ]
+        )
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    compare = ["calibrate", "--labels", str(labels), "--compare", "lexical,shared_words", "--json"]
+    for own, accuracy_of_check in (("", 0.5), ("\n[judge.shared_words]\nmin_shared = 1\n", 1.0)):
+        config = tmp_path / "eval.toml"
+        config.write_text('[judge]\nbackend = "lexical"\n' + own, encoding="utf-8")
+        assert run_cli(["--config", str(config), *compare]) == 0
+        figures = json.loads(capsys.readouterr().out)["backends"]
+        assert set(figures) == {"lexical", "shared_words"}
+        # defaults (min_shared 2): the paraphrase shares one long word, "filter", so it is missed
+        assert figures["shared_words"]["splits"]["check"]["accuracy"] == accuracy_of_check
+
+
+def test_the_table_of_another_installed_judge_is_checked_too(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table kept for a judge not configured now is still validated: a typo there is named
+    before it could surprise a later `calibrate --compare` or a change of backend."""
+    config = write_project(tmp_path, config=TINY_CONFIG + "\n[judge.shared_words]\nmin_shared = 99\n")
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    err = capsys.readouterr().err
+    assert "judge.shared_words.min_shared: must be a whole number from 1 to 50, got 99" in err

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..errors import EvalInputError, shown_path
 from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _unique, json_lines
 from ..inputs.files import sha256_file, write_atomic
@@ -372,11 +374,27 @@ def compare(
 
 def _with_backend(settings: JudgeSettings, name: str, config_path: Path) -> JudgeSettings:
     """[judge] with another backend, its own default threshold and fail_on unless set."""
-    from .settings import DEFAULT_THRESHOLDS
+    from .settings import DEFAULT_THRESHOLDS, own_settings
 
+    own = dict(settings.own)
+    model = own_settings(name)
+    if model is not None and name not in own:  # a judge with settings of its own: its defaults
+        try:
+            own[name] = TypeAdapter(model).validate_python({})
+        except ValidationError as error:
+            raise EvalInputError(
+                config_path,
+                f"calibrate --compare {name}: its settings have no default ({error.errors()[0]['msg']})",
+                f"write them in [judge.{name}]",
+                settings.line,
+            ) from None
     try:
         return dataclasses.replace(
-            settings, backend=name, threshold=DEFAULT_THRESHOLDS.get(name, 0.5), fail_on=settings.fail_on
+            settings,
+            backend=name,
+            threshold=DEFAULT_THRESHOLDS.get(name, 0.5),
+            fail_on=settings.fail_on,
+            own=own,
         )
     except ValueError as error:
         raise EvalInputError(

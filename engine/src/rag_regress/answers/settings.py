@@ -331,9 +331,15 @@ class JudgeSettings(JudgeTable):
     load_from: str = DEFAULT_MODEL  # the model id, or its folder resolved against eval.toml
     line: int | None = None  # where `backend` is set, for error messages
     model_line: int | None = None  # where `model` is set
-    # A judge a package registers: its own table, [judge.BACKEND], validated by its module's
-    # `Settings` (own_settings); None when it declares none.
-    options: Any = None
+    # The own tables of judges a package registers, [judge.NAME], each validated by its
+    # module's `Settings` (own_settings), by judge name: the configured one's always, when it
+    # declares settings, and any other written (calibrate --compare judges them too).
+    own: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def options(self) -> Any:
+        """The configured judge's own settings ([judge.BACKEND]); None when it declares none."""
+        return self.own.get(self.backend)
 
     def failing(self) -> tuple[str, ...]:
         """The findings that fail a sentence: [judge] fail_on, else the backend's default."""

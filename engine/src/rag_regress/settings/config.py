@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..answers.judges import backends
 from ..answers.settings import JudgeSettings, JudgeTable, own_settings
 from ..answers.verdicts import ALWAYS_JUDGES
 from ..errors import EvalInputError
@@ -207,36 +208,39 @@ def with_judged_floor(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "gate": {**gate, "floors": {**floors, "judged": float(floor)}}}
 
 
-def _own_judge_table(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """`data` without the judge's own table ([judge.BACKEND], for the backend [judge] names),
-    and that table (None when not written): its keys are the judge's, not [judge]'s."""
+def _own_judge_tables(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """`data` without the judges' own tables ([judge.NAME] for an installed judge NAME), and
+    those tables by name: their keys are the judge's, not [judge]'s."""
     judge = data.get("judge")
     if not isinstance(judge, dict):
-        return data, None
-    backend = judge.get("backend", "lexical")
-    own = judge.get(backend) if isinstance(backend, str) else None
-    if not isinstance(own, dict) or backend in JudgeTable.__pydantic_fields__:  # type: ignore[attr-defined]
-        return data, None
-    return {**data, "judge": {key: value for key, value in judge.items() if key != backend}}, own
+        return data, {}
+    named = set(backends()) - set(JudgeTable.__pydantic_fields__)  # type: ignore[attr-defined]
+    own = {name: table for name, table in judge.items() if name in named and isinstance(table, dict)}
+    return {**data, "judge": {key: value for key, value in judge.items() if key not in own}}, own
 
 
-def _judge_options(backend: str, own: dict[str, Any] | None, path: Path, text: str) -> Any:
-    """The judge's own settings, validated by its module's model (own_settings); errors read
-    like any setting's: [judge.BACKEND] key, line and fix."""
-    model = own_settings(backend)
-    if model is None:
-        if own is not None:
-            raise EvalInputError(
-                path,
-                f"[judge.{backend}]: the {backend!r} judge declares no settings of its own",
-                f"remove the table (the {backend} judge reads [judge]'s settings)",
-                line_of(text, ("judge", backend)),
-            )
-        return None
-    try:
-        return TypeAdapter(model).validate_python(own or {}, context={"folder": path.parent.resolve()})
-    except ValidationError as error:
-        raise explain(error, path, text, model, ("judge", backend)) from None
+def _judge_options(backend: str, tables: dict[str, dict[str, Any]], path: Path, text: str) -> dict[str, Any]:
+    """The judges' own settings, by name, each validated by its module's model (own_settings):
+    the configured judge's (from its table, else its defaults) and any other table written.
+    Errors read like any setting's: [judge.NAME] key, line and fix."""
+    found: dict[str, Any] = {}
+    for name in dict.fromkeys([backend, *tables]):
+        model, table = own_settings(name), tables.get(name)
+        if model is None:
+            if table is not None:
+                raise EvalInputError(
+                    path,
+                    f"[judge.{name}]: the {name!r} judge declares no settings of its own",
+                    f"remove the table (the {name} judge reads [judge]'s settings)",
+                    line_of(text, ("judge", name)),
+                )
+            continue
+        try:
+            folder = {"folder": path.parent.resolve()}  # a path in it is relative to eval.toml
+            found[name] = TypeAdapter(model).validate_python(table or {}, context=folder)
+        except ValidationError as error:
+            raise explain(error, path, text, model, ("judge", name)) from None
+    return found
 
 
 def load_config(path: Path = DEFAULT_PATH) -> Config:
@@ -260,7 +264,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
     remember_secrets(data)
 
     folder = path.parent.resolve()
-    data, own = _own_judge_table(data)
+    data, own = _own_judge_tables(data)
     try:
         file = EvalFile.model_validate(with_judged_floor(data), context={"folder": folder})
     except ValidationError as error:
@@ -277,7 +281,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
         load_from=str(local.resolve()) if local.is_dir() else file.judge.model,
         line=line_of(text, ("judge", "backend")),
         model_line=line_of(text, ("judge", "model")),
-        options=_judge_options(file.judge.backend, own, path, text),
+        own=_judge_options(file.judge.backend, own, path, text),
     )
     tables = {name: getattr(file, name) for name in EvalFile.model_fields}
     tables["golden_settings"] = tables.pop("golden")  # Config.golden is [data] golden's path
