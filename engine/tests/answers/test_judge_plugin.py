@@ -207,3 +207,21 @@ def test_the_table_of_another_installed_judge_is_checked_too(
     assert run_cli(["--config", str(config), "eval"]) == 2
     err = capsys.readouterr().err
     assert "judge.shared_words.min_shared: must be a whole number from 1 to 50, got 99" in err
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [
+        ("def build(:\n", "shared_words_judge.py:1: [judge] 'shared_words': its module raised SyntaxError"),
+        ("Settings = 42\n", "[judge] 'shared_words': its module's Settings is no model of settings (42)"),
+    ],
+)
+def test_a_judge_module_that_breaks_its_contract_is_exit_2_naming_it(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str, expected: str
+) -> None:
+    """The judge's module is code the engine does not own: its failure is named where it is,
+    never a traceback through the engine."""
+    (tmp_path / "site" / "shared_words_judge.py").write_text(module, encoding="utf-8")
+    config = write_project(tmp_path / "p", config=TINY_CONFIG + '\n[judge]\nbackend = "shared_words"\n')
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    assert expected in capsys.readouterr().err

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from ..answers.judges import backends
 from ..answers.settings import JudgeSettings, JudgeTable, own_settings
 from ..answers.verdicts import ALWAYS_JUDGES
 from ..errors import EvalInputError
+from ..execution.team_trace import raised, team_code_error
 from ..inputs.reading import CONFIG_LIMIT, read_data
 from ..net import redact
 from ..retrieval.names import Metric
@@ -225,7 +226,7 @@ def _judge_options(backend: str, tables: dict[str, dict[str, Any]], path: Path, 
     Errors read like any setting's: [judge.NAME] key, line and fix."""
     found: dict[str, Any] = {}
     for name in dict.fromkeys([backend, *tables]):
-        model, table = own_settings(name), tables.get(name)
+        model, table = _own_model(name, path, text), tables.get(name)
         if model is None:
             if table is not None:
                 raise EvalInputError(
@@ -236,11 +237,35 @@ def _judge_options(backend: str, tables: dict[str, dict[str, Any]], path: Path, 
                 )
             continue
         try:
+            adapter = TypeAdapter(model)
+        except PydanticSchemaGenerationError:  # the judge's module breaks the contract
+            raise EvalInputError(
+                path,
+                f"[judge] {name!r}: its module's Settings is no model of settings ({model!r})",
+                "declare Settings as a pydantic model (or dataclass) of the judge's own settings",
+                line_of(text, ("judge", name)),
+            ) from None
+        try:
             folder = {"folder": path.parent.resolve()}  # a path in it is relative to eval.toml
-            found[name] = TypeAdapter(model).validate_python(table or {}, context=folder)
+            found[name] = adapter.validate_python(table or {}, context=folder)
         except ValidationError as error:
             raise explain(error, path, text, model, ("judge", name)) from None
     return found
+
+
+def _own_model(name: str, path: Path, text: str) -> Any:
+    """own_settings(name), with the judge's module failing to import (a syntax error, a name
+    error: the code of a team or a package) as exit 2 at that module's own line."""
+    try:
+        return own_settings(name)
+    except Exception as error:  # any error of code the engine does not own
+        raise team_code_error(
+            error,
+            f"[judge] {name!r}: its module {raised(error)} on import",
+            "fix that module, or choose another [judge] backend",
+            path,
+            line_of(text, ("judge", "backend")),
+        ) from None
 
 
 def load_config(path: Path = DEFAULT_PATH) -> Config:
