@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from .answers.judges import Verdict, build_judge
+from .answers.verdicts import asked_of
 from .errors import EvalInputError, ExitCode
 from .settings.config import load_config
 
@@ -109,7 +110,7 @@ def rag_regress_judge(pytestconfig: pytest.Config) -> Callable[[str, Sequence[st
         pytest.fail(f"the judge cannot be built: {error}", pytrace=False)
 
     def verdict(claim: str, contexts: Sequence[str]) -> Verdict:
-        (result,) = judge.verdicts([(claim, tuple(contexts))])
+        (result,) = asked_of(judge, [(claim, tuple(contexts))], config.judge, config.path)
         return result
 
     return verdict

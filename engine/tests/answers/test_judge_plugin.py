@@ -225,3 +225,26 @@ def test_a_judge_module_that_breaks_its_contract_is_exit_2_naming_it(
     config = write_project(tmp_path / "p", config=TINY_CONFIG + '\n[judge]\nbackend = "shared_words"\n')
     assert run_cli(["--config", str(config), "eval"]) == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("returned", "expected"),
+    [
+        ("found[:-1]", "its verdicts() returned 4 verdicts for 5 items"),
+        ("found + found[:1]", "its verdicts() returned 6 verdicts for 5 items"),
+        ("[True for _ in found]", "its verdicts() returned a bool among its verdicts"),
+    ],
+)
+def test_a_judge_that_returns_other_than_one_verdict_per_item_is_exit_2(
+    plugin: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], returned: str, expected: str
+) -> None:
+    """A verdict read against another sentence would be a wrong number with no error: the
+    judge's reply is counted against what was asked before any is used."""
+    broken = PLUGIN.replace("        return found\n", f"        return {returned}\n")
+    assert broken != PLUGIN
+    (tmp_path / "site" / "shared_words_judge.py").write_text(broken, encoding="utf-8")
+    config = project(tmp_path / "p", "min_shared = 1")
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    err = capsys.readouterr().err
+    assert f"[judge] backend = 'shared_words': {expected}" in err
+    assert "return one rag_regress.parts.Verdict per item, in the order given" in err

@@ -51,7 +51,7 @@ from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _uni
 from ..inputs.files import sha256_file, write_atomic
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
-from .verdicts import judged
+from .verdicts import asked_of, judged
 
 TUNING = ("tune", "dev")  # the judge may be tuned on these
 HELD_OUT = ("holdout", "check")  # never tuned on
@@ -290,7 +290,7 @@ def calibrate(
     digest = labels_digest(path)
     labels = labels if labels is not None else load_labels(path)
     judge = build_judge(settings, config_path)
-    verdicts = judge.verdicts([(label.claim, (label.context,)) for label in labels])
+    verdicts = asked_of(judge, [(label.claim, (label.context,)) for label in labels], settings, config_path)
     # A label the judge gave no verdict (a model's reply that skipped it, twice) is left out of
     # every figure and counted: agreement is measured on what the judge judged.
     pairs = [(label, v) for label, v in zip(labels, verdicts, strict=True) if judged(v)]

@@ -40,7 +40,7 @@ from .judges.claims import split_sentences
 from .reference import exact_match, share, token_f1
 from .relevance import relevance
 from .settings import ANSWER_CHECKS, JudgeSettings
-from .verdicts import ALWAYS_JUDGES, NO_CONTEXT, judged
+from .verdicts import ALWAYS_JUDGES, NO_CONTEXT, asked_of, judged
 
 
 @dataclass
@@ -118,7 +118,7 @@ def judge_all(
     served: dict[str, int] = {}  # what a backend with a server asked of it (requests, tokens)
     if todo:
         judge = build_judge(settings, config_path)
-        fresh = iter(judge.verdicts(todo))
+        fresh = iter(asked_of(judge, todo, settings, config_path))
         served = dict(getattr(judge, "stats", {}))
     verdicts = [verdict if verdict is not None else next(fresh) for verdict in found]
     for item, verdict in zip(items, verdicts, strict=True):

@@ -105,6 +105,7 @@ from ..answers.judges.claims import split_sentences
 from ..answers.llm.client import Client, Completion, Refused, Transient, json_content
 from ..answers.llm.prompt import read_prompt
 from ..answers.reference import squad_tokens
+from ..answers.verdicts import asked_of
 from ..api import Document
 from ..calling.caller import Caller
 from ..calling.calls import time_limit
@@ -756,7 +757,8 @@ class _Generation:
         reference = draft.reference or ""
         sentences = split_sentences(reference) or [reference]
         with self.judge_lock:
-            verdicts = self.judge.verdicts([(sentence, texts) for sentence in sentences])
+            items = [(sentence, texts) for sentence in sentences]
+            verdicts = asked_of(self.judge, items, self.config.judge, self.config.path)
         for number, (sentence, verdict) in enumerate(zip(sentences, verdicts, strict=True), start=1):
             if not verdict.supported:
                 shown = shortened(sentence, 100)
