@@ -618,7 +618,7 @@ def _averaged(
     per_metric: dict[str, list[list[float]]] = {}
     averaged = []
     varied: dict[str, dict[str, Any]] = {}  # each question that varies over the runs
-    gated_checks = {str(metric): threshold for metric, threshold in config.gate.all_checks.items()}
+    gated_checks = config.gate.thresholds
     for i, row in enumerate(rows):
         series: dict[str, list[float | None]] = {
             name: [(run[0][i] or {}).get(name) for run in runs] for name in (row.metrics or {})

@@ -46,7 +46,6 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EvalInputError, shown_path
-from ..execution.team_trace import raised, team_code_error
 from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _unique, json_lines
 from ..inputs.files import sha256_file, write_atomic
 from .judges import Verdict, build_judge
@@ -378,16 +377,7 @@ def _with_backend(settings: JudgeSettings, name: str, config_path: Path) -> Judg
     from .settings import DEFAULT_THRESHOLDS, own_settings
 
     own = dict(settings.own)
-    try:
-        model = own_settings(name)
-    except Exception as error:  # the judge's module: code the engine does not own
-        raise team_code_error(
-            error,
-            f"calibrate --compare {name}: its module {raised(error)} on import",
-            "fix that module, or leave the judge out of --compare",
-            config_path,
-            settings.line,
-        ) from None
+    model = own_settings(name, config_path, settings.line)
     if model is not None and name not in own:  # a judge with settings of its own: its defaults
         try:
             own[name] = TypeAdapter(model).validate_python({})

@@ -25,6 +25,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from ..execution.team_trace import raised, team_code_error
 from .judges import backends, judged_names, versioned
 
 # Per-question answer checks; their names may appear in [gate.floors], [gate.checks] and
@@ -70,15 +71,25 @@ def _settings_path(value: object, info: ValidationInfo) -> Path:
 SettingsPath = Annotated[Path, BeforeValidator(_settings_path)]
 
 
-def own_settings(backend: str) -> Any | None:
+def own_settings(backend: str, config_path: Path, line: int | None) -> Any | None:
     """The model of judge `backend`'s own table, [judge.BACKEND]: the `Settings` class its
     module declares (a pydantic model or dataclass), or None when it declares none (the
-    built-in judges: their settings are [judge]'s) or cannot be imported (building it says why)."""
+    built-in judges: their settings are [judge]'s) or a library it needs is missing (building
+    it says which). A module that fails otherwise (a syntax or name error: code the engine
+    does not own) is exit 2 at its own line, else at `config_path`:`line`."""
     module = backends().get(backend)
     try:
         return getattr(importlib.import_module(module), "Settings", None) if module else None
     except ImportError:
         return None
+    except Exception as error:
+        raise team_code_error(
+            error,
+            f"[judge] {backend!r}: its module {raised(error)} on import",
+            "fix that module, or choose another judge",
+            config_path,
+            line,
+        ) from None
 
 
 def _default_threshold(backend: object) -> float:

@@ -41,23 +41,8 @@ class GateContext:
     advisory: dict[str, str] = field(default_factory=dict)  # check -> why its judge is not trusted
 
     @property
-    def needed(self) -> list[str]:
-        """The gated retrieval metrics."""
-        return [str(m) for m in self.gate.metrics if not isinstance(m, str)]
-
-    @property
-    def answer_metrics(self) -> list[str]:
-        """The gated answer checks."""
-        return [m for m in self.gate.metrics if isinstance(m, str)]
-
-    @property
     def floors(self) -> dict[str, float]:
         return {str(m): value for m, value in self.gate.floors.items()}
-
-    @property
-    def checks(self) -> dict[str, float]:
-        """The per-question checks and their thresholds ([gate.checks])."""
-        return {str(metric): value for metric, value in self.gate.all_checks.items()}
 
     @property
     def old_rows(self) -> dict[str, QuestionResult]:
@@ -97,9 +82,8 @@ def measure(
     if flaky:
         paired_report = replace(report, questions=[r for r in report.questions if r.id not in flaky])
         paired_baseline = replace(baseline, questions=[r for r in baseline.questions if r.id not in flaky])
-    needed = [str(m) for m in gate.metrics if not isinstance(m, str)]
-    gated = [*needed, *(m for m in gate.metrics if isinstance(m, str))]
-    checks = {str(metric): value for metric, value in gate.all_checks.items()}
+    gated = [*gate.retrieval_metrics, *gate.answer_metrics]
+    checks = gate.thresholds
     moving = stochastic_metrics(list(gate.stochastic), list(dict.fromkeys([*gated, *checks])))
     noise = (baseline.settings.get("stochastic") or {}).get("noise")
     comparison = compare_paired(

@@ -230,7 +230,7 @@ class NewlyFailing:
     def findings(self, context: GateContext) -> Findings:
         failures: list[Failure] = []
         hint = abstention_hint(context.report)  # the setting behind abstentions, if the stand-in made them
-        checks, k = context.checks, context.report.k
+        checks, k = context.gate.thresholds, context.report.k
         for flips in context.flips:
             for flip in flips.failing:
                 row = flip.row

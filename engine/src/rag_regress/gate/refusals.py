@@ -48,9 +48,8 @@ def same_stochastic_settings(
 
 def gated_aggregates(report: Report, baseline: Report, gate: GateSettings, baseline_path: Path) -> None:
     """Refuse a baseline without an aggregate value of a gated metric or answer check."""
-    needed = [str(m) for m in gate.metrics if not isinstance(m, str)]  # retrieval metrics
-    answer_metrics = [m for m in gate.metrics if isinstance(m, str)]  # answer checks
-    missing = [name for name in [*needed, *answer_metrics] if name not in baseline.aggregate]
+    gated = [*gate.retrieval_metrics, *gate.answer_metrics]
+    missing = [name for name in gated if name not in baseline.aggregate]
     if missing:
         raise EvalInputError(
             baseline_path,
@@ -61,8 +60,7 @@ def gated_aggregates(report: Report, baseline: Report, gate: GateSettings, basel
 
 def gated_question_metrics(report: Report, baseline: Report, gate: GateSettings, baseline_path: Path) -> None:
     """Refuse a baseline question without a gated retrieval metric or check read per question."""
-    needed = [str(m) for m in gate.metrics if not isinstance(m, str)]
-    wanted = [*needed, *(str(metric) for metric in gate.checks)]  # retrieval, read per question
+    wanted = [*gate.retrieval_metrics, *(str(metric) for metric in gate.checks)]  # read per question
     for stored in {row.id: row for row in baseline.questions}.values():
         if stored.metrics is not None and any(name not in stored.metrics for name in wanted):
             raise EvalInputError(

@@ -139,7 +139,7 @@ def compare(
         refuse(report, baseline, gate, baseline_path)
     context = measure(report, baseline, gate, baseline_path, stats or StatsSettings())
     floors = context.floors
-    shown = list(dict.fromkeys([*context.needed, *context.answer_metrics, *floors]))
+    shown = list(dict.fromkeys([*gate.retrieval_metrics, *gate.answer_metrics, *floors]))
     before, now = baseline.aggregate, report.aggregate
     result = GateResult(summary=[(name, before.get(name), now[name], floors.get(name)) for name in shown])
     failures: list[Failure] = []
@@ -150,10 +150,10 @@ def compare(
     # one failure per question and group (retrieval, then answer), in report order
     result.failures = merge_questions(failures, [row.id for row in report.questions], [RETRIEVAL, ANSWER])
     result.comparison = context.comparison
-    gated = [*context.needed, *context.answer_metrics]
-    result.stochastic = [name for name in dict.fromkeys([*gated, *context.checks]) if name in context.moving]
+    gated = [*gate.retrieval_metrics, *gate.answer_metrics]
+    result.stochastic = [name for name in dict.fromkeys([*gated, *gate.thresholds]) if name in context.moving]
     result.answer_tests = [
-        t for t in context.comparison.tests if t.scope == OVERALL and t.metric in context.answer_metrics
+        t for t in context.comparison.tests if t.scope == OVERALL and t.metric in gate.answer_metrics
     ]
     result.flips = context.flips
     result.pooling = [qid for qid, _, _ in context.pooled]

@@ -21,7 +21,6 @@ from ..answers.judges import backends
 from ..answers.settings import JudgeSettings, JudgeTable, own_settings
 from ..answers.verdicts import ALWAYS_JUDGES
 from ..errors import EvalInputError
-from ..execution.team_trace import raised, team_code_error
 from ..inputs.reading import CONFIG_LIMIT, read_data
 from ..net import redact
 from ..retrieval.names import Metric
@@ -226,7 +225,7 @@ def _judge_options(backend: str, tables: dict[str, dict[str, Any]], path: Path, 
     Errors read like any setting's: [judge.NAME] key, line and fix."""
     found: dict[str, Any] = {}
     for name in dict.fromkeys([backend, *tables]):
-        model, table = _own_model(name, path, text), tables.get(name)
+        model, table = own_settings(name, path, line_of(text, ("judge", "backend"))), tables.get(name)
         if model is None:
             if table is not None:
                 raise EvalInputError(
@@ -251,21 +250,6 @@ def _judge_options(backend: str, tables: dict[str, dict[str, Any]], path: Path, 
         except ValidationError as error:
             raise explain(error, path, text, model, ("judge", name)) from None
     return found
-
-
-def _own_model(name: str, path: Path, text: str) -> Any:
-    """own_settings(name), with the judge's module failing to import (a syntax error, a name
-    error: the code of a team or a package) as exit 2 at that module's own line."""
-    try:
-        return own_settings(name)
-    except Exception as error:  # any error of code the engine does not own
-        raise team_code_error(
-            error,
-            f"[judge] {name!r}: its module {raised(error)} on import",
-            "fix that module, or choose another [judge] backend",
-            path,
-            line_of(text, ("judge", "backend")),
-        ) from None
 
 
 def load_config(path: Path = DEFAULT_PATH) -> Config:

@@ -254,6 +254,21 @@ class GateSettings:
         """[gate.checks] of answer checks (abstention, key_facts, faithfulness)."""
         return {name: value for name, value in self.all_checks.items() if isinstance(name, str)}
 
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """[gate.checks], every check by its name: retrieval metrics and answer checks."""
+        return {str(name): value for name, value in self.all_checks.items()}
+
+    @property
+    def retrieval_metrics(self) -> list[str]:
+        """[gate] metrics that are retrieval metrics, by name."""
+        return [str(name) for name in self.metrics if not isinstance(name, str)]
+
+    @property
+    def answer_metrics(self) -> list[str]:
+        """[gate] metrics that are answer checks."""
+        return [name for name in self.metrics if isinstance(name, str)]
+
 
 @dataclass(frozen=True, config=TABLE)
 class StatsSettings:
