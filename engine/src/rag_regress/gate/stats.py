@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-import scipy.stats
+
+# scipy.stats is imported where it is used: importing it takes over a second, and most runs
+# (eval, baseline, a gate where nothing changed) never need it.
 
 # Deltas closer to zero than this count as "no change" (metric values are sums of fractions,
 # so an unchanged question can differ from its baseline by rounding noise).
@@ -70,6 +72,8 @@ def sign_flip_p(
             return 0.5 if values[0] < 0 else 1.0
         return 1.0
     exact = len(values) <= exact_limit
+    import scipy.stats
+
     result = scipy.stats.permutation_test(
         (values,),
         _total,
@@ -98,6 +102,8 @@ def bootstrap_ci(
         return (0.0, 0.0)
     if np.ptp(values) <= ZERO:  # nothing to resample: every resample has the same mean
         return (float(values[0]), float(values[0]))
+    import scipy.stats
+
     result = scipy.stats.bootstrap(
         (values,),
         np.mean,
@@ -208,6 +214,8 @@ def flip_p(failing: int, passing: int) -> float:
     """
     if failing <= 0:
         return 1.0
+    import scipy.stats
+
     return float(scipy.stats.binom.sf(failing - 1, failing + passing, 0.5))
 
 
@@ -246,6 +254,8 @@ def min_p_flips(
     signs, _ = _sign_patterns(len(values), seed=seed, resamples=resamples, exact_limit=exact_limit)
     flipped_failing = np.rint((counts[None, :] - signs @ values) / 2).astype(int)  # patterns x checks
     # Each check's exact p of every b' it can take, looked up: p_j(b') = P(X >= b'), X ~ Bin(m_j, 1/2).
+    import scipy.stats
+
     pvalues = np.ones(flipped_failing.shape)
     for j, m in enumerate(counts):
         table = scipy.stats.binom.sf(np.arange(int(m) + 1) - 1, int(m), 0.5)  # flip_p(b', m - b')
@@ -276,6 +286,8 @@ def lower_bounds(deltas: np.ndarray, alpha: float) -> np.ndarray:
     if n < 2:
         return np.full(values.shape[:-1], -math.inf)
     spread = np.std(values, axis=-1, ddof=1)
+    import scipy.stats
+
     bound: np.ndarray = np.mean(values, axis=-1) - scipy.stats.t.ppf(1 - alpha, n - 1) * spread / math.sqrt(n)
     return bound
 
@@ -298,6 +310,8 @@ def design_size(spread: float, tolerance: float, alpha: float, power: float) -> 
         return None
     if spread <= ZERO:
         return 2
+    import scipy.stats
+
     z = float(scipy.stats.norm.ppf(1 - alpha) + scipy.stats.norm.ppf(power))
     return max(2, math.ceil((z * spread / tolerance) ** 2 - 1e-9))
 
