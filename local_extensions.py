@@ -24,11 +24,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, cast
 
-from jinja2 import Environment
+from jinja2 import Environment, FileSystemLoader
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment, safe_range
 
 CONTEXT_FILE = Path(__file__).resolve().parent / "cookiecutter.json"
+# Each choice's part file, templates/<kind>/<name>.jinja: what a project baked with that choice
+# says (cookiecutter's loader finds this folder, so the template's files import them).
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Jinja's default globals that this template never uses; they are where template-injection
 # escapes usually start (`cycler.__init__.__globals__`).
 UNUSED_GLOBALS = ("cycler", "joiner", "namespace", "lipsum")
@@ -130,3 +133,14 @@ class TomlExtension(Extension):
         if name is None and source not in self.template_strings and rendering_a_context_value():
             return literal_source(source)
         return source
+
+
+def choice_parts(kind: str) -> dict[str, Any]:
+    """The part files of one kind of choice ("retrievers"), by the choice's name, each as the
+    template's files import it: its `set` values are attributes (module, extra, torch,
+    secret_env, service). For the template's own noxfile and tests; a bake never calls it."""
+    environment = Environment(loader=FileSystemLoader(TEMPLATES))
+    return {
+        path.stem: environment.get_template(f"{kind}/{path.name}").module
+        for path in sorted((TEMPLATES / kind).glob("*.jinja"))
+    }

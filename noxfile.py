@@ -17,21 +17,27 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
 
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from local_extensions import choice_parts  # noqa: E402  (the template's root, just put on the path)
+
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "typecheck", "engine", "tests"]
 
-ROOT = Path(__file__).resolve().parent
 ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 SHIPPED_BASELINES = ROOT / "{{cookiecutter.project_slug}}" / "evals" / "baselines"
+# What each retriever choice's part file (templates/retrievers/NAME.jinja) declares.
+PARTS = choice_parts("retrievers")
 # Choices whose project needs torch: pip installs it (uv does not see the local CPU wheel),
 # pinned in the same command. Offline: models come from packages, never from a hub.
-TORCH_CHOICES = {"dense", "hybrid", "qdrant"}
+TORCH_CHOICES = {name for name, part in PARTS.items() if part.torch}
 # Choices that call the team's own service: no baseline can be made for them here.
-SERVICE_CHOICES = {"http"}
+SERVICE_CHOICES = {name for name, part in PARTS.items() if part.service}
 TORCH = "torch==2.13.0"
 OFFLINE = {"HF_HUB_OFFLINE": "1"}
 ENGINE = ROOT / "engine"
@@ -113,7 +119,7 @@ def bake_and_install(session: nox.Session, retriever: str) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     session.run("cookiecutter", "--no-input", str(ROOT), "-o", str(out), f"retriever={retriever}")
     (project,) = out.iterdir()
-    extras = f"[{retriever}]" if retriever in {"tfidf", *TORCH_CHOICES} else ""
+    extras = f"[{PARTS[retriever].extra}]" if PARTS[retriever].extra else ""
     torch = [TORCH] if retriever in TORCH_CHOICES else []
     session.install("-e", f"{ENGINE}{extras}", *torch)
     session.install("--no-deps", "-e", str(project))

@@ -27,21 +27,18 @@ from pathlib import Path
 
 ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
 
-# The engine's extras each choice needs (the engine's pyproject.toml declares them).
-EXTRAS = {"tfidf": "tfidf", "dense": "dense", "hybrid": "hybrid", "qdrant": "qdrant"}
-# Systems the template cannot run for a team (its service, its LLM): no baseline can ship.
-OWN_SERVICES = {"retriever": {"http"}, "generator": {"openai"}}
+# A generator the template cannot run for a team (its LLM): no baseline can ship. A retriever
+# that calls the team's own service is one without a shipped baseline (evals/baselines/).
+OWN_SERVICES = {"generator": {"openai"}}
 COMMIT = re.compile(r"[0-9a-f]{40}")
 # Git URLs a team's CI can reach; a bare path (or a file: URL not given by the user) is not one.
 REMOTE = re.compile(r"^(?:(?:https?|ssh|git|file)://|git\+|[\w.-]+@[\w.-]+:)")
 ABBREVIATIONS = {"gh:": "https://github.com/", "gl:": "https://gitlab.com/", "bb:": "https://bitbucket.org/"}
 
 
-def extras(answers: dict) -> str:
-    chosen = [EXTRAS[answers["retriever"]]] if answers["retriever"] in EXTRAS else []
-    if answers.get("judge") == "nli":
-        chosen.append("nli")
-    return f"[{','.join(chosen)}]" if chosen else ""
+# The engine requirement as rendered: its extras come from the choices' part files
+# (templates/retrievers/NAME.jinja: `extra`; the nli judge: "nli").
+REQUIREMENT = re.compile(r'(?m)^  "rag-regress(\[[a-z0-9,-]*\])?[^"]*",')
 
 
 def _git_dir_facts(folder: Path) -> tuple[str | None, str | None]:
@@ -102,8 +99,8 @@ def template_source(answers: dict) -> tuple[str | None, str | None]:
     return url.removeprefix("git+"), commit
 
 
-def engine_requirement(answers: dict) -> str:
-    name = f"rag-regress{extras(answers)}"
+def engine_requirement(answers: dict, extras: str) -> str:
+    name = f"rag-regress{extras}"
     url, commit = template_source(answers)
     if url and commit:
         return f"{name} @ git+{url}@{commit}#subdirectory=engine"
@@ -113,10 +110,11 @@ def engine_requirement(answers: dict) -> str:
 def pin_engine(project: Path, answers: dict) -> str:
     pyproject = project / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
-    requirement = engine_requirement(answers)
-    pinned, count = re.subn(r'(?m)^  "rag-regress[^"]*",', f"  {json.dumps(requirement)},", text, count=1)
-    if count != 1:
+    rendered = REQUIREMENT.search(text)
+    if not rendered:
         raise SystemExit("post-generation hook: pyproject.toml holds no rag-regress requirement to pin")
+    requirement = engine_requirement(answers, rendered.group(1) or "")
+    pinned = text[: rendered.start()] + f"  {json.dumps(requirement)}," + text[rendered.end() :]
     pyproject.write_text(pinned, encoding="utf-8")
     return requirement
 
@@ -158,12 +156,20 @@ def main() -> int:
             "Generate from the template's git URL, or with cruft, to pin its commit (README, 'The engine')."
         )
     services = [
-        f"{part} {ANSWERS.get(part)}" for part, names in OWN_SERVICES.items() if ANSWERS.get(part) in names
+        f"the {part} {ANSWERS.get(part)}"
+        for part, names in OWN_SERVICES.items()
+        if ANSWERS.get(part) in names
     ]
+    shipped, placed = (
+        project / "evals" / "baselines" / f"{ANSWERS['retriever']}.json",
+        project / "evals" / "baseline.json",
+    )
+    if not shipped.is_file() and not placed.is_file():
+        services.insert(0, f"the retriever {ANSWERS['retriever']}")
     if services:
         shutil.rmtree(project / "evals" / "baselines", ignore_errors=True)
         note = (
-            f"Your own {' and '.join(services)}: no baseline can ship for it. Start it, then run "
+            f"no baseline can ship for {' and '.join(services)} (your own service). Start it, then run "
             "`nox -s baseline -- --fit-floors` and commit evals/baseline.json."
         )
     else:

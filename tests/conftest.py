@@ -31,23 +31,21 @@ TEMPLATE = ROOT / "{{cookiecutter.project_slug}}"
 ENGINE = ROOT / "engine"
 ANSWERS = json.loads((ROOT / "cookiecutter.json").read_text(encoding="utf-8"))
 RETRIEVERS: list[str] = ANSWERS["retriever"]
+# What each retriever choice's part file (templates/retrievers/NAME.jinja) declares.
+sys.path.insert(0, str(ROOT))
+from local_extensions import choice_parts  # noqa: E402  (the template's root, just put on the path)
+
+RETRIEVER_PARTS = choice_parts("retrievers")
 # Choices that need torch and a sentence-transformers model: slow to install, so their
 # end-to-end checks live together in test_baked_dense.py.
-EMBEDDING_RETRIEVERS = ["dense", "hybrid", "qdrant"]
+EMBEDDING_RETRIEVERS = [r for r in RETRIEVERS if RETRIEVER_PARTS[r].torch]
 # Choices that call the team's own service: no baseline ships; test_baked_services.py runs one.
-SERVICE_RETRIEVERS = ["http"]
+SERVICE_RETRIEVERS = [r for r in RETRIEVERS if RETRIEVER_PARTS[r].service]
 KEYWORD_RETRIEVERS = [r for r in RETRIEVERS if r not in EMBEDDING_RETRIEVERS + SERVICE_RETRIEVERS]
 # Choices that ship a baseline (made by the template's `nox -s baselines`).
 SHIPPED_RETRIEVERS = [r for r in RETRIEVERS if r not in SERVICE_RETRIEVERS]
 # The engine's extra each retriever choice needs (bm25 and http need none).
-RETRIEVER_EXTRAS = {
-    "bm25": set(),
-    "tfidf": {"tfidf"},
-    "dense": {"dense"},
-    "hybrid": {"hybrid"},
-    "qdrant": {"qdrant"},
-    "http": set(),
-}
+RETRIEVER_EXTRAS = {r: {RETRIEVER_PARTS[r].extra} - {""} for r in RETRIEVERS}
 # The engine's version, read from its source (never imported: the tests' own interpreter
 # need not have the engine installed).
 _VERSION = re.search(

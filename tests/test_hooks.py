@@ -178,11 +178,12 @@ def test_the_engine_pin_names_a_commit_of_a_reachable_url_or_the_release(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: dict, pin: str | None, answers: dict, extras: str
 ) -> None:
     """A git URL and a 40-hex commit: that commit of that URL; anything less: the release of
-    the engine this template carries. Never a path of the machine that bakes."""
+    the engine this template carries. Never a path of the machine that bakes. (The extras are
+    pyproject.toml's as rendered from the choices: test_bake.py checks them.)"""
     monkeypatch.chdir(tmp_path)  # `_repo_dir` unset: the hook looks at no real folder
     hook = post_gen_hook({**ANSWERS, "retriever": "bm25", "judge": "lexical", **answers, **given})
     expected = f"rag-regress{extras} @ git+{pin}@{COMMIT}#subdirectory=engine" if pin else None
-    assert hook.engine_requirement(hook.ANSWERS) == (expected or f"rag-regress{extras}=={ENGINE_VERSION}")
+    assert hook.engine_requirement(hook.ANSWERS, extras) == (expected or f"rag-regress{extras}=={ENGINE_VERSION}")
 
 
 def test_hooks_never_run_git_prompt_or_touch_the_network() -> None:

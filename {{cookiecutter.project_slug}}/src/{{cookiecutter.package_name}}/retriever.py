@@ -1,3 +1,4 @@
+{%- import "retrievers/" ~ cookiecutter.retriever ~ ".jinja" as part -%}
 """YOUR FILE: the retriever under test. eval.toml's [system] names `build_retriever`.
 
 `build_retriever(documents, tokenize, options)` returns any object with
@@ -43,23 +44,11 @@ from __future__ import annotations
 from typing import Any
 
 from rag_regress import Document, Hit, Retriever, Tokenizer
-{%- if cookiecutter.retriever in ["http", "qdrant"] %}
-from rag_regress.adapters import {{ cookiecutter.retriever }}
-{%- else %}
-from rag_regress.retrieval.retrievers import {{ cookiecutter.retriever }}
-{%- endif %}
+from {{ part.module }} import {{ cookiecutter.retriever }}
 
 __all__ = ["Hit", "build_retriever"]
 
 
 def build_retriever(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> Retriever:
-{%- if cookiecutter.retriever == "http" %}
-    """Your search service over HTTP, as [retriever] describes it (every option: the docstring
-    of rag_regress.adapters.http). Copy that module here to change how it calls the service."""
-{%- elif cookiecutter.retriever == "qdrant" %}
-    """A Qdrant collection: local mode in [retriever] path, or your server at [retriever] url
-    (every option: the docstring of rag_regress.adapters.qdrant)."""
-{%- else %}
-    """The shipped {{ cookiecutter.retriever }} retriever, configured by [retriever]; replace it with yours."""
-{%- endif %}
+{{- part.docstring() }}
     return {{ cookiecutter.retriever }}.build(documents, tokenize, options)
