@@ -48,7 +48,7 @@ from .inputs.reports import read_report
 from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
-from .render.console import inert_console
+from .render.inert import inert_console
 from .render.progress import Progress
 from .settings.config import DEFAULT_PATH, Config, load_config
 from .settings.migrate import run_migrate
@@ -563,7 +563,7 @@ def run_pool(config: Config, system: System, baseline: Path | None, output: Path
     return report_pool(output, lines, gone, report.k)
 
 
-@inert_console()  # data in any message cannot act as a CI command (render/console.py)
+@inert_console()  # data in any message cannot act as a CI command (render/inert.py)
 def main(argv: list[str] | None = None, system: System | None = None) -> int:
     """The command line. `system` defaults to the team's (retriever.py and generator.py),
     which then runs in a child process this one supervises (execution/supervise.py)."""

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from markupsafe import escape as markup_escape
 
 from conftest import TINY_CONFIG, TINY_CORPUS, TINY_GOLDEN, run_cli, set_min_length, write_project
-from rag_regress.render.console import InertStream, inert, inert_console
 from rag_regress.render.html import text as html_text
+from rag_regress.render.inert import InertStream, inert, inert_console
 from rag_regress.render.markdown import code, text
 
 PAYLOADS = [

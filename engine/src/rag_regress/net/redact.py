@@ -11,7 +11,7 @@ value of a header that carries credentials. `redact(text)` then replaces, in `te
     middle of a key, or a key split over two fields, still shows none of it.
 
 Each run of such characters becomes "***". The sinks call it: the console streams
-(render/console.py), every file written (inputs/files.py), and each client before it
+(render/inert.py), every file written (inputs/files.py), and each client before it
 shortens a server's message, so that no cut can leave part of a key behind. A secret shorter
 than 8 characters is replaced only where it appears whole.
 """

@@ -1,21 +1,11 @@
 """The console renderings: `eval`'s report (summary first, then every question) and `gate`'s
-verdict (laid out from the same `GateView` as the markdown and HTML pages).
-
-Text from the data (questions, ids, tags, answers, reasons) is made inert before it reaches
-the terminal or the CI log (`inert`): a control character shows as an escape, and no line can
-be read as a CI workflow command, and no secret the settings name shows (net/redact.py).
-`inert_console` applies it to everything the command line prints, stdout and stderr, so no
-message, warning or error can forget it.
+verdict (laid out from the same `GateView` as the markdown and HTML pages). Everything they
+print passes through the command line's inert console (render/inert.py).
 """
 
 from __future__ import annotations
 
-import io
-import re
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from typing import Any, TextIO
+from typing import Any
 
 from ..answers.settings import ANSWER_CHECKS
 from ..answers.stand_in import abstention_hint
@@ -23,89 +13,8 @@ from ..answers.trust import JUDGE_CHECKS, advisory_checks, corrected_line, trust
 from ..gate.stats import format_p as p_text
 from ..gate.variation import most_variable
 from ..inputs.reports import AnswerResult, QuestionResult, Report
-from ..net.redact import redact
-from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
-
-# A GitHub runner reads a line as a workflow command when, after leading whitespace, it
-# starts with `::` (`::error title=x::y` makes an annotation, `::add-mask::`, `::stop-commands::`
-# ...); its older `##[command]` form, and Azure's `##vso[`, are read anywhere in a line.
-_COMMAND_START = re.compile(r"^(\s*)(?=::)", re.MULTILINE)
-_LEGACY_COMMAND = re.compile(r"##(vso)?\[")
-
-
-def inert(text: str) -> str:
-    """`text` safe to print in a terminal or a CI log, whatever the data holds.
-
-    A control or invisible character shows as its escape (`\\x1b`, `\\x0d`, `\\u202e`); a line
-    that a CI runner would read as a command is broken with a backslash: `::error::x` prints
-    as `\\::error::x`, `##[error]` as `##\\[error]`. Tabs and newlines are kept (the table's
-    own); a newline inside the data starts a line that is checked like any other. A secret
-    the settings name never shows (net/redact.py). Applying it twice changes nothing more.
-    """
-    text = show_controls(redact(text))
-    text = _COMMAND_START.sub(lambda match: match.group(1) + "\\", text)
-    return _LEGACY_COMMAND.sub(lambda match: match.group()[:-1] + "\\[", text)
-
-
-class InertStream(io.TextIOBase):
-    """A text stream that passes what is written to `target` through `inert`, a whole line at
-    a time: a command split over two writes (`print("::", "x")` writes three times) is still
-    one line to a CI runner. A partial last line waits for its newline or for `close_line`."""
-
-    def __init__(self, target: TextIO) -> None:
-        super().__init__()
-        self.target = target
-        self._pending = ""
-
-    def write(self, text: str) -> int:
-        self._pending += text
-        end = self._pending.rfind("\n") + 1
-        if end:
-            lines, self._pending = self._pending[:end], self._pending[end:]
-            self.target.write(inert(lines))
-        return len(text)
-
-    def flush(self) -> None:
-        # Only whole lines are written before `close_line`: a flushed ":" could become "::x".
-        self.target.flush()
-
-    def close_line(self) -> None:
-        """Write the partial last line, if any (the stream is being given back)."""
-        pending, self._pending = self._pending, ""
-        if pending:
-            self.target.write(inert(pending))
-        self.target.flush()
-
-    def isatty(self) -> bool:
-        return self.target.isatty()
-
-    def fileno(self) -> int:
-        return self.target.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]  # read-only here, as on a real stream
-        return self.target.encoding
-
-
-def raw_stream(stream: TextIO) -> TextIO:
-    """The stream under an InertStream (progress bars draw with CR and ESC on purpose)."""
-    return stream.target if isinstance(stream, InertStream) else stream
-
-
-@contextmanager
-def inert_console() -> Iterator[None]:
-    """Within it, everything printed to stdout and stderr is made inert (see `inert`).
-    Also a decorator: the command line's `main` runs inside it."""
-    saved = sys.stdout, sys.stderr
-    out, err = InertStream(sys.stdout), InertStream(sys.stderr)
-    sys.stdout, sys.stderr = out, err
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
-        for stream in (out, err):
-            with suppress(OSError, ValueError):  # a closed pipe: nobody is reading any more
-                stream.close_line()
+from .inert import inert
+from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut
 
 
 def _number(value: float | None) -> str:

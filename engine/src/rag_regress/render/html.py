@@ -19,7 +19,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from .view import DeltaSeries, GateView, MetricRow, QuestionIssue, SliceRow, cut, show_controls
+from .inert import show_controls
+from .view import DeltaSeries, GateView, MetricRow, QuestionIssue, SliceRow, cut
 
 
 def _shown(value: Any) -> Any:

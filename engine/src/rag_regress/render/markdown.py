@@ -15,7 +15,8 @@ from pathlib import Path
 from ..errors import EvalInputError
 from ..inputs.files import write_atomic
 from ..net.redact import redact
-from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut, show_controls
+from .inert import show_controls
+from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|!#])")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9._:/@+-]+")  # an id a code span shows as it is

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from .console import raw_stream
+from .inert import raw_stream
 
 T = TypeVar("T")
 

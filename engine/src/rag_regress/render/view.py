@@ -4,14 +4,13 @@ The console (console.py), the markdown summary (markdown.py) and the HTML page (
 out the same `GateView`, so they cannot disagree: every number and sentence they show is
 decided here. Text in it is plain data (question text, tags and ids may hold anything); each
 renderer escapes it for its own medium with one function, applied where data meets layout:
-`console.inert` (terminal and CI log), `markdown.text` (the step summary), `html.text` (the
+`inert.inert` (terminal and CI log), `markdown.text` (the step summary), `html.text` (the
 page). All three start from `show_controls`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,24 +24,6 @@ from ..gate.rules import GateResult
 from ..gate.significance import OVERALL, PairedTest
 from ..gate.stats import format_p as p_text
 from ..inputs.reports import Counts, Report
-
-# C0 and C1 control characters except tab and newline (ESC starts terminal sequences, CR
-# overwrites a line), and the invisible characters that reorder or split text on screen
-# (bidirectional overrides and isolates, line and paragraph separators).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-def _escape_control(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def show_controls(text: str) -> str:
-    """`text` with every control or invisible character written as its escape (`\\x1b`,
-    `\\x0d`, `\\u202e`): data shows as what it holds and cannot move the cursor, overwrite a
-    line or reorder what a reader sees. Tabs and newlines stay; each medium decides what a
-    newline in the data becomes. The first step of every renderer's escaping."""
-    return _CONTROL.sub(_escape_control, text)
 
 
 def cut(items: list[str], limit: int) -> list[str]:
