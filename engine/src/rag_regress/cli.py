@@ -48,6 +48,7 @@ from .inputs.reports import read_report
 from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
+from .registry import Kind, UnknownPart, load, module_of
 from .render.inert import inert_console
 from .render.progress import Progress
 from .settings.config import DEFAULT_PATH, Config, load_config
@@ -75,6 +76,8 @@ def _factory(config: Config, part: str) -> tuple[Callable[..., Any], Path]:
             f"(`{ENGINE} migrate` writes it for a project made by an older template)",
             line,
         )
+    if ":" not in spec:
+        return _registered(config, part, spec, line)
     module_name, _, name = spec.partition(":")
     try:
         module = _import(module_name, config.path.parent)
@@ -100,6 +103,44 @@ def _factory(config: Config, part: str) -> tuple[Callable[..., Any], Path]:
     package = sys.modules[module_name.partition(".")[0]]
     source = Path(getattr(package, "__file__", None) or getattr(module, "__file__", "") or ".")
     return factory, source.parent
+
+
+def _registered(config: Config, part: str, name: str, line: int | None) -> tuple[Callable[..., Any], Path]:
+    """The `build` of the part registered as `name` ([system] `part` = "NAME": parts.py) and
+    the folder of its package. A library its module needs that is not installed is exit 2
+    naming it; any other failure while imported, exit 2 at the module's own line."""
+    kind: Kind = "retriever" if part == "retriever" else "generator"
+    try:
+        module = load(kind, name)
+    except UnknownPart as error:  # eval.toml was checked: the package was removed meanwhile
+        raise EvalInputError(
+            config.path, f"[system] {part}: {error}", "name a registered one", line
+        ) from None
+    except KeyboardInterrupt:
+        raise
+    except ImportError as error:
+        missing = error.name.partition(".")[0] if error.name else str(error)
+        own = module_of(kind, name).startswith(f"{__package__}.")
+        raise EvalInputError(
+            config.path,
+            f"[system] {part} = {name!r} needs {missing!r}, which is not installed",
+            f"install the engine's extra: pip install 'rag-regress[{name}]' torch==2.13.0"
+            if own
+            else f"install the package that provides {missing!r}, or choose another {part}",
+            line,
+        ) from None
+    except BaseException as error:
+        raise _import_error(error, config, part, name, line) from None
+    factory = getattr(module, "build", None)
+    if not callable(factory):
+        raise EvalInputError(
+            config.path,
+            f"[system] {part} = {name!r}: its module {module.__name__} has no function 'build'",
+            f"declare build(...) in that module, or choose another {part}",
+            line,
+        )
+    package = sys.modules[module.__name__.partition(".")[0]]
+    return factory, Path(getattr(package, "__file__", None) or module.__file__ or ".").parent
 
 
 def _names_the_module(error: ModuleNotFoundError, module_name: str) -> bool:

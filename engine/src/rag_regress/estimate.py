@@ -38,8 +38,9 @@ from .answers.conversations import to_write, written_from
 from .api import Document, Hit, System
 from .errors import EvalInputError
 from .inputs.data import Question
-from .retrieval.retrievers import OptionsError
+from .options import OptionsError
 from .settings.config import Config
+from .settings.part_options import option_error
 
 
 @dataclass(frozen=True)
@@ -132,11 +133,8 @@ def _built(config: Config, system: System, corpus: dict[str, Document]) -> objec
     the last report measured, or unknown."""
     try:
         return system.build_generator(_NoSearch(), list(corpus.values()), config.generation)
-    except OptionsError as error:  # the shipped adapters' options, at their line
-        line = config.line_of("generation", error.key) if error.key else config.line_of("generation")
-        raise EvalInputError(
-            config.path, f"generation.{error.key}: {error}", "fix that option", line
-        ) from None
+    except OptionsError as error:  # the shipped parts' options, at their line
+        raise option_error(config.path, config.text, "generation", error) from None
     except Exception:  # the team's code: a real run names its error at its line (team_trace)
         return None
 

@@ -61,16 +61,17 @@ from .inputs.reports import (
     Report,
     SliceResult,
 )
+from .options import OptionsError
 from .render.progress import QUIET, Progress
 from .retrieval.batch import compute, judge_rankings
 from .retrieval.metrics import judged_at_k
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
-from .retrieval.retrievers import OptionsError
 from .retrieval.search import retrieve_all
 from .retrieval.tokens import make_tokenizer
 from .settings.config import Config
 from .settings.identity import system_identity
+from .settings.part_options import option_error
 
 # What one judging of a model judge spent (answers/llm/judge.py, LLMJudge.stats).
 JUDGE_SPENT = ("requests", "prompt_tokens", "completion_tokens")
@@ -293,9 +294,7 @@ def _caller(config: Config, system: System, progress: Progress) -> Caller:
 
 def _option_error(config: Config, table: str, error: OptionsError) -> EvalInputError:
     """A bad [retriever] or [generation] option: its key and line in eval.toml."""
-    line = config.line_of(table, error.key) if error.key else config.line_of(table)
-    key = f"{table}.{error.key}" if error.key else f"[{table}]"
-    return EvalInputError(config.path, f"{key}: {error}", "fix or remove that option", line)
+    return option_error(config.path, config.text, table, error)
 
 
 @contextmanager

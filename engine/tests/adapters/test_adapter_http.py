@@ -21,6 +21,7 @@ from rag_regress.calling.caller import Caller
 from rag_regress.calling.retries import RetryPolicy
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.conversation import Turn
+from rag_regress.options import OptionsError
 from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
 
 __all__ = ["search_service"]  # the fixture, imported for the tests below
@@ -262,34 +263,46 @@ def test_a_redirect_is_not_followed(search_service: Server) -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "named"),
+    ("options", "key", "named"),
     [
-        ({"url": "http://x/search", "depth": 5}, "[retriever] depth is not an option of the http adapter"),
-        ({}, "[retriever] url is required"),
-        ({"url": "search.internal"}, "[retriever] url must be an http:// or https:// address"),
-        ({"url": "http://x/s", "timeout": "5"}, "[retriever] timeout must be a number"),
-        ({"url": "http://x/s", "method": "PUT"}, '[retriever] method must be "POST" or "GET"'),
-        ({"url": "http://x/s", "request": {"q": "fixed"}}, "[retriever] request never sends the question"),
+        ({"url": "http://x/search", "depth": 5}, "depth", "unknown option 'depth'; the http retriever takes"),
+        ({}, "url", "option 'url' is required by the http retriever"),
+        ({"url": "search.internal"}, "url", "option 'url' must be an http:// or https:// address"),
+        ({"url": "http://x/s", "timeout": "5"}, "timeout", "option 'timeout' must be a float, got '5'"),
+        (
+            {"url": "http://x/s", "timeout": 7200},
+            "timeout",
+            "option 'timeout' must be a number from 0 to 3,600",
+        ),
+        ({"url": "http://x/s", "method": "PUT"}, "method", 'option \'method\' must be "POST" or "GET"'),
+        (
+            {"url": "http://x/s", "request": {"q": "fixed"}},
+            "request",
+            "option 'request' never sends the question",
+        ),
         (
             {"url": "http://x/s", "method": "GET", "request": {"q": {"text": "{question}"}}},
+            "request",
             "request.q is a table",
         ),
-        ({"url": "http://x/s", "hits": "result..items"}, "[retriever] hits is not a dotted path"),
-        ({"url": "http://x/s", "id": ""}, "[retriever] id is not a dotted path"),
+        ({"url": "http://x/s", "hits": "result..items"}, "hits", "option 'hits' is not a dotted path"),
+        ({"url": "http://x/s", "id": ""}, "id", "option 'id' is not a dotted path"),
         (
             {"url": "http://x/s", "headers": {"X-Team": 5}},
-            "[retriever] headers must map header names to text",
+            "headers",
+            "option 'headers' must map header names to text",
         ),
-        ({"url": "http://x/s", "headers": "X-Team: 5"}, "[retriever] headers must be a table"),
+        ({"url": "http://x/s", "headers": "X-Team: 5"}, "headers", "option 'headers' must be a table"),
     ],
 )
-def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], named: str) -> None:
-    with pytest.raises(EvalInputError) as caught:
+def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], key: str, named: str) -> None:
+    """Its Settings refuse them, naming the key: the engine shows its line of eval.toml."""
+    with pytest.raises(OptionsError) as caught:
         http.build(DOCUMENTS, TOKENIZE, options)
-    assert named in caught.value.problem and caught.value.path == "eval.toml" and caught.value.fix
+    assert named in str(caught.value) and caught.value.key == key
 
 
 def test_an_unknown_option_lists_the_known_ones() -> None:
-    with pytest.raises(EvalInputError) as caught:
+    with pytest.raises(OptionsError) as caught:
         http.build(DOCUMENTS, TOKENIZE, {"url": "http://x/s", "top_k": 5})
-    assert "url, method, request, hits, id, score, headers" in caught.value.fix
+    assert "url, method, request, hits, id, score, headers" in str(caught.value)

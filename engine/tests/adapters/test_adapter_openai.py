@@ -21,6 +21,7 @@ from rag_regress.calling.caller import Caller
 from rag_regress.calling.retries import RetryPolicy
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.conversation import Turn
+from rag_regress.options import OptionsError
 
 __all__ = ["chat_server"]  # the fixture, imported for the tests below
 
@@ -308,31 +309,48 @@ def test_a_refused_key_is_named_by_its_variable_never_shown(
 
 
 @pytest.mark.parametrize(
-    ("options", "named"),
+    ("options", "key", "named"),
     [
-        ({"model": "m"}, "[generation] base_url is required"),
-        ({"base_url": "http://x/v1"}, "[generation] model is required"),
-        ({"base_url": "x/v1", "model": "m"}, "[generation] base_url must be an http"),
+        ({"model": "m"}, "base_url", "option 'base_url' is required by the openai generator"),
+        ({"base_url": "http://x/v1"}, "model", "option 'model' is required by the openai generator"),
+        ({"base_url": "x/v1", "model": "m"}, "base_url", "option 'base_url' must be an http"),
         (
             {"base_url": "http://x/v1", "model": "m", "min_score": 1.0},
-            "[generation] min_score is not an option",
+            "min_score",
+            "unknown option 'min_score'; the openai generator takes",
         ),
-        ({"base_url": "http://x/v1", "model": "m", "temperature": "0"}, "[generation] temperature must be"),
-        ({"base_url": "http://x/v1", "model": "m", "temperature": 3}, "[generation] temperature must be"),
-        ({"base_url": "http://x/v1", "model": "m", "seed": 1.5}, "[generation] seed must be a whole number"),
-        ({"base_url": "http://x/v1", "model": "m", "contexts": 0}, "[generation] contexts must be"),
         (
-            {"base_url": "http://x/v1", "model": "m", "citations": "yes"},
-            "[generation] citations must be true",
+            {"base_url": "http://x/v1", "model": "m", "temperature": "0"},
+            "temperature",
+            "option 'temperature' must be a float",
         ),
-        ({"base_url": "http://x/v1", "model": "m", "abstain": " "}, "[generation] abstain must not be empty"),
-        ({"base_url": "http://x/v1", "model": "m", "prompt": "missing.txt"}, "[generation] prompt names"),
+        (
+            {"base_url": "http://x/v1", "model": "m", "temperature": 3},
+            "temperature",
+            "option 'temperature' must be a number from 0 to 2, got 3",
+        ),
+        ({"base_url": "http://x/v1", "model": "m", "seed": 1.5}, "seed", "option 'seed' must be a int"),
+        (
+            {"base_url": "http://x/v1", "model": "m", "contexts": 0},
+            "contexts",
+            "option 'contexts' must be a whole number from 1 to 100",
+        ),
+        ({"base_url": "http://x/v1", "model": "m", "citations": "yes"}, "citations", "must be a bool"),
+        ({"base_url": "http://x/v1", "model": "m", "abstain": " "}, "abstain", "'abstain' must not be empty"),
     ],
 )
-def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], named: str) -> None:
+def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], key: str, named: str) -> None:
+    """Its Settings refuse them, naming the key: the engine shows its line of eval.toml."""
+    with pytest.raises(OptionsError) as caught:
+        openai.build(bm25_of(DOCUMENTS), DOCUMENTS, options)
+    assert named in str(caught.value) and caught.value.key == key
+
+
+def test_a_prompt_file_that_cannot_be_read_is_refused() -> None:
+    options = {"base_url": "http://x/v1", "model": "m", "prompt": "missing.txt"}
     with pytest.raises(EvalInputError) as caught:
         openai.build(bm25_of(DOCUMENTS), DOCUMENTS, options)
-    assert named in caught.value.problem and caught.value.fix
+    assert "[generation] prompt names" in caught.value.problem and caught.value.fix
 
 
 def test_a_prompt_file_without_contexts_is_refused(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from rag_regress.answers import stand_in
 from rag_regress.api import Document, System
 from rag_regress.errors import EvalInputError
 from rag_regress.inputs.data import load_corpus, load_golden
+from rag_regress.options import OptionsError
 from rag_regress.retrieval.retrievers import dense
 from rag_regress.retrieval.tokens import TokenizerSettings, make_tokenizer
 
@@ -46,7 +47,7 @@ def encoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = dense.encode_texts
 
-    def counting(model: Any, texts: list[str], options: dense.Options) -> np.ndarray:
+    def counting(model: Any, texts: list[str], options: dense.Settings) -> np.ndarray:
         calls.append(len(texts))
         return real(model, texts, options)
 
@@ -125,7 +126,7 @@ def test_index_false_queries_an_existing_collection_without_writing(
     # A production index holds chunks: several points of one document. Each counts once.
     from qdrant_client import models
 
-    vector = dense.load_model(dense.Options()).encode(["Scan the QR code"], normalize_embeddings=True)[0]
+    vector = dense.load_model(dense.Settings()).encode(["Scan the QR code"], normalize_embeddings=True)[0]
     for n in range(3):
         point = models.PointStruct(id=1000 + n, vector=vector.tolist(), payload={"doc_id": DEMO[0].id})
         indexed.client.upsert("prod", points=[point], wait=True)
@@ -157,22 +158,36 @@ def test_index_false_on_vectors_of_another_model_is_a_clear_error(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    ("options", "named"),
+    ("options", "key", "named"),
     [
-        ({}, "[retriever] path or url must be set"),
-        ({"path": ":memory:", "url": "http://127.0.0.1:6333"}, "[retriever] url and path are both set"),
-        ({"url": "127.0.0.1:6333"}, "[retriever] url must be an http"),
-        ({"path": ":memory:", "k1": 0.9}, "[retriever] k1 is not an option of the qdrant adapter"),
-        ({"path": ":memory:", "index": "yes"}, "[retriever] index must be true or false"),
-        ({"path": ":memory:", "batch_size": 0}, "[retriever] batch_size must be a whole number from 1"),
-        ({"path": ":memory:", "id_field": ""}, "[retriever] id_field must name a payload field"),
-        ({"path": ":memory:", "model": "/no/such/model"}, "[retriever] model cannot be loaded"),
+        ({}, "path", "option 'path' or 'url' must be set"),
+        (
+            {"path": ":memory:", "url": "http://127.0.0.1:6333"},
+            "url",
+            "options 'url' and 'path' are both set",
+        ),
+        ({"url": "127.0.0.1:6333"}, "url", "option 'url' must be an http"),
+        ({"path": ":memory:", "k1": 0.9}, "k1", "unknown option 'k1'; the qdrant retriever takes"),
+        ({"path": ":memory:", "index": "yes"}, "index", "option 'index' must be a bool, got 'yes'"),
+        (
+            {"path": ":memory:", "batch_size": 0},
+            "batch_size",
+            "option 'batch_size' must be a whole number from 1",
+        ),
+        ({"path": ":memory:", "id_field": ""}, "id_field", "option 'id_field' must name a payload field"),
     ],
 )
-def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], named: str) -> None:
-    with pytest.raises(EvalInputError) as caught:
+def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], key: str, named: str) -> None:
+    """Its Settings refuse them, naming the key: the engine shows its line of eval.toml."""
+    with pytest.raises(OptionsError) as caught:
         build(**options)
-    assert named in caught.value.problem and caught.value.fix
+    assert named in str(caught.value) and caught.value.key == key
+
+
+def test_a_model_that_cannot_be_loaded_is_refused_naming_the_option() -> None:
+    with pytest.raises(EvalInputError) as caught:
+        build(path=":memory:", model="/no/such/model")
+    assert "[retriever] model cannot be loaded" in caught.value.problem and caught.value.fix
 
 
 def test_without_qdrant_client_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -62,7 +62,9 @@ import json
 import os
 import re
 import urllib.parse
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, StrictFloat, StrictStr, ValidationInfo, field_validator, model_validator
 
 from .. import __version__
 from ..api import Document, History, Hit, Tokenizer
@@ -71,21 +73,11 @@ from ..net.http import OutOfTime, TooLarge, Unreachable, send
 from ..net.http import problem as http_problem
 from ..net.parse import loads
 from ..net.redact import shortened
-from . import Options
+from ..options import OptionsError, PartSettings, validated
+from . import refused
 
-KNOWN = (
-    "url",
-    "method",
-    "request",
-    "hits",
-    "id",
-    "score",
-    "headers",
-    "auth_env",
-    "auth_header",
-    "auth_scheme",
-    "timeout",
-)
+VERSION = "1.0"  # bumped whenever what is sent or read may change for the same settings
+PART = "the http retriever"  # who refuses a bad option
 DEFAULT_REQUEST: dict[str, Any] = {"query": "{question}", "top_k": "{depth}"}
 REPLY_LIMIT = 64_000_000  # bytes of one reply read at most
 _PLACEHOLDER = re.compile(r"\{(question|depth|history)\}")
@@ -197,12 +189,123 @@ def field_of(value: Any, path: str) -> Any:
     return value
 
 
-def _path_option(options: Options, key: str, default: str, empty: bool = False) -> str:
+def _dotted(key: str, path: str, empty: bool = False) -> str:
     """A dotted path option; "" only where `empty` allows it (the reply itself)."""
-    path = options.text(key, default, f'"{default}"')
     if (path or not empty) and any(not part for part in path.split(".")):
-        raise options.error(key, f"is not a dotted path: {path!r}", f'e.g. {key} = "result.{default}"')
+        raise OptionsError(
+            f"option {key!r} is not a dotted path: {path!r}", key, f'e.g. {key} = "result.{key}"'
+        )
     return path
+
+
+class Settings(PartSettings):
+    """[retriever] of the http retriever (module doc)."""
+
+    url: Annotated[
+        StrictStr, Field(examples=["http://127.0.0.1:8080/search"], description="the service's address")
+    ]
+    method: Annotated[
+        StrictStr, Field(description='"POST": the request is a JSON body; "GET": query parameters')
+    ] = "POST"
+    request: Annotated[
+        dict[str, Any] | None,
+        Field(description="the request's fields, whose text may hold {question}, {depth} and {history}"),
+    ] = None
+    hits: Annotated[
+        StrictStr, Field(description='dotted path to the list of hits in the reply ("": the reply)')
+    ] = "hits"
+    id: Annotated[StrictStr, Field(description="field of a hit holding the document id (dotted)")] = "id"
+    score: Annotated[StrictStr, Field(description="field of a hit holding its score (dotted)")] = "score"
+    headers: Annotated[dict[str, Any], Field(description="extra request headers")] = {}  # noqa: RUF012
+    auth_env: Annotated[
+        StrictStr, Field(description='environment variable holding the token ("": no auth)')
+    ] = ""
+    auth_header: Annotated[StrictStr, Field(description="the header that carries the token")] = (
+        "Authorization"
+    )
+    auth_scheme: Annotated[StrictStr, Field(description='sent before the token ("": the token alone)')] = (
+        "Bearer"
+    )
+    timeout: Annotated[
+        StrictFloat,
+        Field(ge=0, le=3600, allow_inf_nan=False, description="seconds one request may take (0: no limit)"),
+    ] = 30.0
+
+    @field_validator("url")
+    @classmethod
+    def _an_address(cls, url: str) -> str:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise OptionsError(
+                f"option 'url' must be an http:// or https:// address, got {url!r}",
+                "url",
+                'e.g. url = "http://127.0.0.1:8080/search"',
+            )
+        return url
+
+    @field_validator("method")
+    @classmethod
+    def _a_method(cls, method: str) -> str:
+        if method.upper() not in ("POST", "GET"):
+            raise OptionsError(f'option \'method\' must be "POST" or "GET", got {method!r}', "method")
+        return method.upper()
+
+    @field_validator("hits")
+    @classmethod
+    def _hits_path(cls, path: str) -> str:
+        return _dotted("hits", path, empty=True)
+
+    @field_validator("id", "score")
+    @classmethod
+    def _field_path(cls, path: str, info: ValidationInfo) -> str:
+        return _dotted(str(info.field_name), path)
+
+    @field_validator("headers")
+    @classmethod
+    def _header_names(cls, headers: dict[str, Any]) -> dict[str, Any]:
+        for name, value in headers.items():
+            if not _HEADER_NAME.match(name) or not isinstance(value, str):
+                raise OptionsError(
+                    f"option 'headers' must map header names to text, got {name!r} = {value!r}",
+                    "headers",
+                    'e.g. headers = { "X-Team" = "eval" }',
+                )
+        return headers
+
+    @field_validator("auth_header")
+    @classmethod
+    def _a_header_name(cls, name: str) -> str:
+        if not _HEADER_NAME.match(name):
+            raise OptionsError(
+                f"option 'auth_header' is not a header name: {name!r}",
+                "auth_header",
+                'e.g. auth_header = "X-Api-Key"',
+            )
+        return name
+
+    @model_validator(mode="after")
+    def _sendable(self) -> Settings:
+        """The request can be sent with the method, and sends the question."""
+        if self.request is None:
+            return self
+        flat = self.method == "GET"
+        problem = next(
+            (p for key, item in self.request.items() if (p := _json_problem(item, f"request.{key}", flat))),
+            None,
+        )
+        if problem:
+            raise OptionsError(
+                f"option 'request' cannot be sent: {problem}",
+                "request",
+                "use text, numbers, true/false, tables and lists",
+            )
+        if not _uses_question(self.request):
+            raise OptionsError(
+                "option 'request' never sends the question: no value holds {question}",
+                "request",
+                'e.g. request = { query = "{question}", top_k = "{depth}" }',
+            )
+        return self
 
 
 class HTTPRetriever:
@@ -329,74 +432,36 @@ class HTTPRetriever:
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> HTTPRetriever:
     """The retriever of the [retriever] table (module doc). `documents` and `tokenize` are
     unused: the service has its own index."""
-    read = Options("retriever", "http", options, KNOWN)
-    url = read.text("url", None, '"https://search.example.com/search"')
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https") or not urllib.parse.urlsplit(url).netloc:
-        raise read.error(
-            "url",
-            f"must be an http:// or https:// address, got {url!r}",
-            'e.g. url = "http://127.0.0.1:8080/search"',
-        )
-    method = read.text("method", "POST", '"POST"').upper()
-    if method not in ("POST", "GET"):
-        raise read.error("method", f'must be "POST" or "GET", got {options["method"]!r}', 'method = "POST"')
-    request = read.mapping("request")
-    if request is not None:
-        problem = next(
-            (
-                p
-                for key, item in request.items()
-                if (p := _json_problem(item, f"request.{key}", method == "GET"))
-            ),
-            None,
-        )
-        if problem:
-            raise read.error(
-                "request", f"cannot be sent: {problem}", "use text, numbers, true/false, tables and lists"
-            )
-        if not _uses_question(request):
-            raise read.error(
-                "request",
-                "never sends the question: no value holds {question}",
-                'e.g. request = { query = "{question}", top_k = "{depth}" }',
-            )
-    headers = read.mapping("headers") or {}
-    for name, value in headers.items():
-        if not _HEADER_NAME.match(name) or not isinstance(value, str):
-            raise read.error(
-                "headers",
-                f"must map header names to text, got {name!r} = {value!r}",
-                'e.g. headers = { "X-Team" = "eval" }',
-            )
-    auth_env = read.text("auth_env", "", '"SEARCH_TOKEN"')
-    auth_header = read.text("auth_header", "Authorization", '"Authorization"')
-    auth_scheme = read.text("auth_scheme", "Bearer", '"Bearer"')
-    if not _HEADER_NAME.match(auth_header):
-        raise read.error(
-            "auth_header", f"is not a header name: {auth_header!r}", 'e.g. auth_header = "X-Api-Key"'
-        )
+    settings = validated(Settings, options, PART)
+    headers = dict(settings.headers)
     token = ""
-    if auth_env:
-        token = os.environ.get(auth_env, "").strip()
+    if settings.auth_env:
+        token = os.environ.get(settings.auth_env, "").strip()
         if not token:
-            raise read.error(
+            raise refused(
+                "retriever",
                 "auth_env",
-                f"names the environment variable {auth_env}, which is not set (or empty)",
-                f"export {auth_env}=<the service's token> before the run, or remove auth_env for no auth",
+                f"names the environment variable {settings.auth_env}, which is not set (or empty)",
+                f"export {settings.auth_env}=<the service's token> before the run, or remove auth_env "
+                "for no auth",
             )
-        if any(name.lower() == auth_header.lower() for name in headers):
-            raise read.error(
-                "headers", f"sets {auth_header} too, which auth_env sends", "set it in one place only"
+        if any(name.lower() == settings.auth_header.lower() for name in headers):
+            raise refused(
+                "retriever",
+                "headers",
+                f"sets {settings.auth_header} too, which auth_env sends",
+                "set it in one place only",
             )
-        headers = {**headers, auth_header: f"{auth_scheme} {token}" if auth_scheme else token}
+        scheme = settings.auth_scheme
+        headers = {**headers, settings.auth_header: f"{scheme} {token}" if scheme else token}
     return HTTPRetriever(
-        url,
-        method,
-        request,
-        _path_option(read, "hits", "hits", empty=True),
-        _path_option(read, "id", "id"),
-        _path_option(read, "score", "score"),
+        settings.url,
+        settings.method,
+        settings.request,
+        settings.hits,
+        settings.id,
+        settings.score,
         headers,
         token,
-        read.number("timeout", 30.0, 0, 3600),
+        settings.timeout,
     )

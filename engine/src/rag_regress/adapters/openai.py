@@ -77,7 +77,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from ..answers.citations import strip_markers
 from ..answers.llm.client import Client, Completion, Refused, Transient
@@ -85,21 +87,11 @@ from ..api import Answer, Context, Document, History, Hit, Retriever, looks_like
 from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..net.http import OutOfTime
-from . import Options
+from ..options import OptionsError, PartSettings, validated
+from . import refused
 
-KNOWN = (
-    "base_url",
-    "model",
-    "api_key_env",
-    "temperature",
-    "seed",
-    "max_tokens",
-    "contexts",
-    "prompt",
-    "citations",
-    "abstain",
-    "timeout",
-)
+VERSION = "1.0"  # bumped whenever what is sent or read may change for the same settings
+PART = "the openai generator"  # who refuses a bad option
 ABSTAIN = "I don't know."
 
 PROMPT = """Answer the question using only the numbered passages below. Keep the answer short, and \
@@ -303,55 +295,108 @@ def _hint(status: int) -> str:
     return " (check [generation] model and max_tokens, and the server's log)"
 
 
+class Settings(PartSettings):
+    """[generation] of the openai generator (module doc)."""
+
+    base_url: Annotated[
+        StrictStr,
+        Field(examples=["http://127.0.0.1:8000/v1"], description="the API's address, up to /v1"),
+    ]
+    model: Annotated[StrictStr, Field(examples=["gpt-4o-mini"], description="the model the server serves")]
+    api_key_env: Annotated[
+        StrictStr, Field(description="environment variable holding the key (unset or empty: no key)")
+    ] = "OPENAI_API_KEY"
+    temperature: Annotated[
+        StrictFloat, Field(ge=0, le=2, allow_inf_nan=False, description="sampling temperature")
+    ] = 0.0
+    seed: Annotated[
+        StrictInt | None,
+        Field(
+            ge=0, le=2**63 - 1, description="sent when given (servers that honour it repeat their answers)"
+        ),
+    ] = None
+    max_tokens: Annotated[
+        StrictInt, Field(ge=1, le=1_000_000, description="the longest answer, in tokens")
+    ] = 512
+    contexts: Annotated[
+        StrictInt, Field(ge=1, le=100, description="passages retrieved and put in the prompt")
+    ] = 3
+    prompt: Annotated[
+        StrictStr | None,
+        Field(description="a prompt template file, relative to the current directory (default: PROMPT)"),
+    ] = None
+    citations: Annotated[
+        StrictBool, Field(description="true: ask for [n] markers naming the passages an answer uses")
+    ] = False
+    abstain: Annotated[
+        StrictStr, Field(description='the exact reply meaning "the passages do not answer this"')
+    ] = ABSTAIN
+    timeout: Annotated[
+        StrictFloat,
+        Field(ge=0, le=3600, allow_inf_nan=False, description="seconds one request may take (0: no limit)"),
+    ] = 60.0
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_address(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise OptionsError(
+                f"option 'base_url' must be an http:// or https:// address, got {url!r}",
+                "base_url",
+                'e.g. base_url = "http://127.0.0.1:8000/v1"',
+            )
+        return url
+
+    @field_validator("abstain")
+    @classmethod
+    def _not_empty(cls, abstain: str) -> str:
+        if not abstain.strip():
+            raise OptionsError("option 'abstain' must not be empty", "abstain", f'e.g. abstain = "{ABSTAIN}"')
+        return abstain
+
+
 def build(retriever: Retriever, documents: list[Document], options: dict[str, Any]) -> ChatGenerator:
     """The generator of the [generation] table (module doc)."""
-    read = Options("generation", "openai", options, KNOWN)
-    base_url = read.text("base_url", None, '"http://127.0.0.1:8000/v1"')
-    if not base_url.startswith(("http://", "https://")):
-        raise read.error(
-            "base_url",
-            f"must be an http:// or https:// address, got {base_url!r}",
-            'e.g. "http://127.0.0.1:8000/v1"',
-        )
-    model = read.text("model", None, '"gpt-4o-mini"')
-    api_key_env = read.text("api_key_env", "OPENAI_API_KEY", '"OPENAI_API_KEY"')
-    citations = read.flag("citations", False)
-    abstain = read.text("abstain", ABSTAIN, f'"{ABSTAIN}"')
-    if not abstain.strip():
-        raise read.error("abstain", "must not be empty", f'e.g. abstain = "{ABSTAIN}"')
-    prompt = read.optional_text("prompt")
-    template = default_prompt(citations, abstain) if prompt is None else _template(read, prompt)
-    timeout = read.number("timeout", 60.0, 0, 3600)
-    client = Client(base_url, os.environ.get(api_key_env, "").strip() or None, timeout)
+    settings = validated(Settings, options, PART)
+    template = (
+        default_prompt(settings.citations, settings.abstain)
+        if settings.prompt is None
+        else _template(settings.prompt)
+    )
+    client = Client(
+        settings.base_url, os.environ.get(settings.api_key_env, "").strip() or None, settings.timeout
+    )
     return ChatGenerator(
         retriever,
         documents,
         client,
-        model,
+        settings.model,
         template,
-        temperature=read.number("temperature", 0.0, 0, 2),
-        seed=read.optional_whole("seed", 0, 2**63 - 1),
-        max_tokens=read.whole("max_tokens", 512, 1, 1_000_000),
-        contexts=read.whole("contexts", 3, 1, 100),
-        citations=citations,
-        abstain=abstain,
+        temperature=settings.temperature,
+        seed=settings.seed,
+        max_tokens=settings.max_tokens,
+        contexts=settings.contexts,
+        citations=settings.citations,
+        abstain=settings.abstain,
     )
 
 
-def _template(read: Options, prompt: str) -> str:
+def _template(prompt: str) -> str:
     path = Path(prompt)
     try:
         template = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
-        raise read.error(
+        raise refused(
+            "generation",
             "prompt",
             f"names {str(path)!r}, which cannot be read ({reason}; relative to {Path.cwd()})",
             "name a UTF-8 text file (relative to where the command runs), or remove it for the built-in one",
         ) from None
     missing = [name for name in ("{question}", "{contexts}") if name not in template]
     if missing:
-        raise read.error(
+        raise refused(
+            "generation",
             "prompt",
             f"names {str(path)!r}, a template without {' and '.join(missing)}",
             "write {question} where the question goes and {contexts} where the numbered passages go",

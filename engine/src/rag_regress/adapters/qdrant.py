@@ -61,16 +61,19 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field, StrictBool, StrictStr, field_validator, model_validator
 
 from ..api import Document, History, Hit, Tokenizer
 from ..errors import EvalInputError
-from ..retrieval.retrievers import OptionsError, all_in_context, dense
-from . import CONFIG, Options
+from ..options import OptionsError, PartSettings, validated
+from ..retrieval.retrievers import UseHistory, all_in_context, dense
+from . import CONFIG, refused
 
-KNOWN = ("url", "path", "api_key_env", "collection", "model", "index", "id_field", "batch_size", "history")
+VERSION = "1.0"  # bumped whenever what is stored or asked may change for the same settings
+PART = "the qdrant retriever"  # who refuses a bad option
 DIGEST_FIELD = "rag_regress_corpus"  # the payload field of the corpus digest (module doc)
 _VERSION = "qdrant-adapter 1"  # part of the digest: a change to what is stored rebuilds it
 _NAMESPACE = uuid.UUID("5b7a3f52-3c1e-4a8e-9a8c-1f0e2d3c4b5a")  # point ids: uuid5 of the document id
@@ -261,7 +264,7 @@ def index(
     collection: str,
     documents: list[Document],
     model: Any,
-    options: dense.Options,
+    options: dense.Settings,
     id_field: str,
     digest: str,
 ) -> int:
@@ -293,66 +296,122 @@ def index(
     return len(texts)
 
 
+class Settings(PartSettings):
+    """[retriever] of the qdrant retriever (module doc): exactly one of `url` and `path`."""
+
+    path: Annotated[
+        StrictStr | None,
+        Field(
+            examples=["build/qdrant"],
+            description='Qdrant\'s local mode: a folder (relative to the current directory), or ":memory:"',
+        ),
+    ] = None
+    url: Annotated[
+        StrictStr | None, Field(examples=["http://127.0.0.1:6333"], description="or a Qdrant server")
+    ] = None
+    api_key_env: Annotated[
+        StrictStr, Field(description="with url: the environment variable holding the API key")
+    ] = "QDRANT_API_KEY"
+    collection: Annotated[StrictStr, Field(description="the collection's name")] = "rag_eval"
+    model: dense.Model = dense.DEFAULT_MODEL
+    index: Annotated[
+        StrictBool,
+        Field(description="true: (re)build the collection from the corpus when it differs; false: query it"),
+    ] = True
+    id_field: Annotated[StrictStr, Field(description="the payload field holding the document id")] = "doc_id"
+    batch_size: dense.BatchSize = 32
+    history: UseHistory = True
+
+    @field_validator("url")
+    @classmethod
+    def _an_address(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise OptionsError(
+                f"option 'url' must be an http:// or https:// address, got {url!r}",
+                "url",
+                'e.g. url = "http://127.0.0.1:6333"',
+            )
+        return url
+
+    @field_validator("path")
+    @classmethod
+    def _a_folder(cls, path: str | None) -> str | None:
+        if path is not None and not path.strip():
+            raise OptionsError(
+                "option 'path' must name a folder (or be \":memory:\")", "path", 'e.g. path = "build/qdrant"'
+            )
+        return path
+
+    @field_validator("collection")
+    @classmethod
+    def _a_collection(cls, collection: str) -> str:
+        if not collection.strip() or "/" in collection:
+            raise OptionsError(
+                f"option 'collection' is not a collection name: {collection!r}",
+                "collection",
+                'e.g. collection = "rag_eval"',
+            )
+        return collection
+
+    @field_validator("id_field")
+    @classmethod
+    def _a_field(cls, id_field: str) -> str:
+        if not id_field.strip():
+            raise OptionsError(
+                "option 'id_field' must name a payload field", "id_field", 'e.g. id_field = "doc_id"'
+            )
+        return id_field
+
+    @model_validator(mode="after")
+    def _one_place(self) -> Settings:
+        if (self.url is None) == (self.path is None):
+            raise OptionsError(
+                "options 'url' and 'path' are both set"
+                if self.url is not None
+                else "option 'path' or 'url' must be set",
+                "url" if self.url is not None else "path",
+                'set exactly one: path = "build/qdrant" (local mode, or ":memory:") or '
+                'url = "http://127.0.0.1:6333"',
+            )
+        return self
+
+
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> QdrantRetriever:
     """The retriever of the [retriever] table (module doc). `tokenize` is unused: the model
     has its own tokenizer."""
-    read = Options("retriever", "qdrant", options, KNOWN)
-    url, path = read.optional_text("url"), read.optional_text("path")
-    if (url is None) == (path is None):
-        raise read.error(
-            "url" if url is not None else "path",
-            "and path are both set" if url is not None else "or url must be set (one of them)",
-            'set exactly one: path = "build/qdrant" (local mode, or ":memory:") or url = "http://127.0.0.1:6333"',
-        )
-    if url is not None and not url.startswith(("http://", "https://")):
-        raise read.error(
-            "url",
-            f"must be an http:// or https:// address, got {url!r}",
-            'e.g. url = "http://127.0.0.1:6333"',
-        )
-    if path is not None and not path.strip():
-        raise read.error("path", 'must name a folder (or be ":memory:")', 'e.g. path = "build/qdrant"')
-    api_key_env = read.text("api_key_env", "QDRANT_API_KEY", '"QDRANT_API_KEY"')
-    collection = read.text("collection", "rag_eval", '"rag_eval"')
-    if not collection.strip() or "/" in collection:
-        raise read.error(
-            "collection", f"is not a collection name: {collection!r}", 'e.g. collection = "rag_eval"'
-        )
-    model_name = read.text("model", dense.DEFAULT_MODEL, f'"{dense.DEFAULT_MODEL}"')
-    build_index = read.flag("index", True)
-    id_field = read.text("id_field", "doc_id", '"doc_id"')
-    if not id_field.strip():
-        raise read.error("id_field", "must name a payload field", 'e.g. id_field = "doc_id"')
-    batch_size = read.whole("batch_size", 32, 1, 4096)
-    history = read.flag("history", True)
-
+    settings = validated(Settings, options, PART)
     qdrant_client = _qdrant_client()
-    if path is not None:
+    if settings.path is not None:
         try:
-            handle = _local_client(path)
+            handle = _local_client(settings.path)
         except (OSError, RuntimeError) as error:  # another process holds the folder, or it cannot be made
-            raise read.error(
+            raise refused(
+                "retriever",
                 "path",
                 f"names a folder Qdrant cannot open: {error}",
                 "stop the other process using it, or point path at another folder",
             ) from None
-        where = f"the local Qdrant at {path!r}"
+        where = f"the local Qdrant at {settings.path!r}"
     else:
-        key = os.environ.get(api_key_env, "").strip() or None
-        handle = _Handle(qdrant_client.QdrantClient(url=url, api_key=key), None)
-        where = f"the Qdrant server at {url}"
+        key = os.environ.get(settings.api_key_env, "").strip() or None
+        handle = _Handle(qdrant_client.QdrantClient(url=settings.url, api_key=key), None)
+        where = f"the Qdrant server at {settings.url}"
 
-    encoding = dense.Options(model=model_name, batch_size=batch_size)
+    encoding = dense.Settings(model=settings.model, batch_size=settings.batch_size)
     try:
         model = dense.load_model(encoding)
     except OptionsError as error:
-        raise read.error(
-            "model", f"cannot be loaded: {error}", "name a local folder or a hub id this machine has"
+        raise refused(
+            "retriever",
+            "model",
+            f"cannot be loaded: {error}",
+            "name a local folder or a hub id this machine has",
         ) from None
+    collection = settings.collection
     with handle.locked():
         try:
             retriever = _open(
-                handle, collection, documents, model, encoding, id_field, build_index, where, read
+                handle, collection, documents, model, encoding, settings.id_field, settings.index, where
             )
         except EvalInputError:
             raise
@@ -362,7 +421,7 @@ def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any
                 f"[retriever] collection {collection!r} on {where}: {type(error).__name__}: {error}",
                 "check [retriever] url (and the key in the variable api_key_env names), or path",
             ) from None
-    retriever.history = history
+    retriever.history = settings.history
     return retriever
 
 
@@ -371,17 +430,17 @@ def _open(
     collection: str,
     documents: list[Document],
     model: Any,
-    encoding: dense.Options,
+    encoding: dense.Settings,
     id_field: str,
     build_index: bool,
     where: str,
-    read: Options,
 ) -> QdrantRetriever:
     client = handle.client
     retriever = QdrantRetriever(handle, collection, model, id_field, encoding.batch_size, not build_index)
     if not build_index:
         if not client.collection_exists(collection):
-            raise read.error(
+            raise refused(
+                "retriever",
                 "collection",
                 f"{collection!r} does not exist on {where} (index = false only queries an existing one)",
                 "name an existing collection, or set index = true to build it from the corpus",
@@ -390,7 +449,8 @@ def _open(
         size = dimension(model)
         if found != size:
             shown = "named vectors" if found is None else f"vectors of {found} numbers"
-            raise read.error(
+            raise refused(
+                "retriever",
                 "collection",
                 f"{collection!r} on {where} holds {shown}, but model {encoding.model!r} makes "
                 f"vectors of {size}",

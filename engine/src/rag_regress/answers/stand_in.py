@@ -24,24 +24,35 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, StrictFloat, StrictInt
 
 from ..api import ABSTENTION, Answer, Context, Document, History, Retriever
 from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..inputs.reports import Report
-from ..retrieval.retrievers import parse_options
+from ..options import NotNaN, PartSettings, validated
 from .citations import strip_markers
 from .judges.claims import split_sentences
 
 SETTING = "min_score"  # the [generation] key of the abstention threshold
 WHERE = f"[generation] {SETTING}"
+VERSION = "1.0"  # bumped whenever an answer may change for the same settings and hits
+PART = "the stand-in generator"  # who refuses a bad option
 
 
-@dataclass(frozen=True)
-class Options:
-    min_score: float = -math.inf  # abstain when the best retrieval score is below this; default never
-    contexts: int = 3  # passages handed to the generator (and to the judge)
+class Settings(PartSettings):
+    """[generation] of the stand-in generator."""
+
+    min_score: Annotated[
+        StrictFloat,
+        NotNaN,
+        Field(description="abstain when the best retrieval score is below this; the default: never"),
+    ] = -math.inf
+    contexts: Annotated[
+        StrictInt, Field(ge=0, description="passages handed to the generator (and to the judge)")
+    ] = 3
 
 
 def abstains(top: float | None, min_score: float) -> bool:
@@ -51,7 +62,7 @@ def abstains(top: float | None, min_score: float) -> bool:
 
 
 class ExtractiveGenerator:
-    def __init__(self, retriever: Retriever, documents: list[Document], options: Options):
+    def __init__(self, retriever: Retriever, documents: list[Document], options: Settings):
         self.retriever = retriever
         # A document with empty text (test collections hold some) is passed on as its title:
         # an empty passage would make an empty answer.
@@ -84,7 +95,7 @@ def cite(text: str, number: int) -> str:
 
 
 def build(retriever: Retriever, documents: list[Document], options: dict[str, Any]) -> ExtractiveGenerator:
-    return ExtractiveGenerator(retriever, documents, parse_options(Options, options, "generator"))
+    return ExtractiveGenerator(retriever, documents, validated(Settings, options, PART))
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import Document, Hit
+from ..options import OptionsError
 from .ranking import as_float32
-from .retrievers import OptionsError
 
 _WORD = re.compile(r"\S+")
 

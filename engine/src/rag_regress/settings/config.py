@@ -27,6 +27,7 @@ from ..retrieval.names import Metric
 from ..retrieval.tokens import TokenizerSettings
 from .explain import explain
 from .lines import line_of
+from .part_options import check_part_options
 from .schema import (
     DataSettings,
     DisplaySettings,
@@ -284,6 +285,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
             f"a path in it cannot be followed: {error}",
             "remove that symlink loop, or name another file",
         ) from None
+    check_part_options(file.system, {"retriever": file.retriever, "generation": file.generation}, path, text)
     local = folder / file.judge.model  # the NLI model may be a folder next to eval.toml
     judge = JudgeSettings(
         **vars(file.judge),

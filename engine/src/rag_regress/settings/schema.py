@@ -45,6 +45,7 @@ from pydantic.dataclasses import dataclass
 from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
 from ..calling.calls import DEFAULT_TIMEOUT
 from ..calling.retries import exception_type
+from ..registry import Kind, UnknownPart, module_of
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import Ties
 from ..retrieval.tokens import TokenizerSettings
@@ -398,36 +399,43 @@ class RunSettings:
         return self
 
 
-def _factory(path: object) -> str:
-    """A [system] entry: "module:function", the dotted module importable and the name an identifier."""
-    module, _, name = str(path).partition(":")
-    if (
-        not isinstance(path, str)
-        or not name
-        or not all(part.isidentifier() for part in [*module.split("."), name])
-    ):
+def _factory(part: Kind, path: object) -> str:
+    """A [system] entry: "module:function" (the dotted module importable and the name an
+    identifier), or the name of a registered part of that kind (registry.py)."""
+    text = str(path)
+    if ":" not in text and text.strip():
+        try:
+            module_of(part, text)
+        except UnknownPart as error:
+            raise SettingError(
+                str(error),
+                f'name one of them, or your own factory as "module:function", e.g. {part} = '
+                f'"my_package.{part}:build_{part}"',
+            ) from None
+        return text
+    module, _, name = text.partition(":")
+    if not name or not all(piece.isidentifier() for piece in [*module.split("."), name]):
         raise SettingError(
-            f'must name a function as "module:function", got {path!r}',
-            'e.g. retriever = "my_package.retriever:build_retriever"',
+            f'must name a function as "module:function", or a registered {part}, got {path!r}',
+            f'e.g. {part} = "my_package.{part}:build_{part}"',
         )
-    return path
-
-
-Factory = Annotated[StrictStr, AfterValidator(_factory)]
+    return text
 
 
 @dataclass(frozen=True, config=TABLE)
 class SystemSettings:
-    """[system]: the system under test, the team's two factories. The engine imports exactly
-    these and nothing else of the team's code."""
+    """[system]: the system under test, the team's two factories or registered parts. The
+    engine imports exactly these and nothing else of the team's code."""
 
-    retriever: Factory | None = Field(
+    retriever: Annotated[StrictStr, AfterValidator(partial(_factory, "retriever"))] | None = Field(
         default=None,
-        description='"module:function" returning the retriever, e.g. "my_rag.retriever:build_retriever"',
+        description='"module:function" returning the retriever, e.g. "my_rag.retriever:build_retriever", '
+        'or a registered retriever\'s name, e.g. "bm25" (docs/parts.md)',
     )
-    generator: Factory | None = Field(
+    generator: Annotated[StrictStr, AfterValidator(partial(_factory, "generator"))] | None = Field(
         default=None,
-        description='"module:function" returning the generator, e.g. "my_rag.generator:build_generator"',
+        description='"module:function" returning the generator, e.g. "my_rag.generator:build_generator", '
+        'or a registered generator\'s name, e.g. "stand-in"',
     )
 
 

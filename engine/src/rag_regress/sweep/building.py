@@ -22,14 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic_core import PydanticUndefined
 
 from ..api import Document, Retriever, System, Tokenizer
 from ..calling.calls import call, failure
 from ..errors import EvalInputError
 from ..inputs.data import Question
+from ..options import OptionsError, fields_of
 from ..retrieval.batch import compute, judge_rankings
 from ..retrieval.names import Metric
-from ..retrieval.retrievers import OptionsError
 from ..retrieval.search import retrieve_all
 from ..retrieval.tokens import make_tokenizer
 from ..settings.config import Config
@@ -50,14 +51,20 @@ def memoised(tokenize: Tokenizer) -> Tokenizer:
 
 
 def _filled(retriever: Retriever, options: dict[str, Any]) -> dict[str, Any]:
-    """`options` with the defaults of the retriever's `options` dataclass (as the shipped
-    retrievers keep theirs) filled in, so `k1 = 0.9` written out equals k1 left at 0.9."""
+    """`options` with the defaults of the retriever's `options` (its Settings, as the shipped
+    retrievers keep theirs, or a dataclass) filled in, so `k1 = 0.9` written out equals k1
+    left at 0.9."""
     declared = getattr(retriever, "options", None)
-    if not dataclasses.is_dataclass(declared) or isinstance(declared, type):
+    if declared is None or isinstance(declared, type):
         return options
-    defaults = {
-        f.name: f.default for f in dataclasses.fields(declared) if f.default is not dataclasses.MISSING
-    }
+    if fields := fields_of(type(declared)):
+        defaults = {name: f.default for name, f in fields.items() if f.default is not PydanticUndefined}
+    elif dataclasses.is_dataclass(declared):
+        defaults = {
+            f.name: f.default for f in dataclasses.fields(declared) if f.default is not dataclasses.MISSING
+        }
+    else:
+        return options
     return {**defaults, **options}
 
 
@@ -176,6 +183,6 @@ class Evaluator:
         return EvalInputError(
             config.path,
             f"{'.'.join(where)}: {error}",
-            "fix or remove that value",
+            error.fix or "fix or remove that value",
             config.line_of(*where),
         )

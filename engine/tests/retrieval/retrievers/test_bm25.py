@@ -134,7 +134,7 @@ def test_k1_and_b_are_the_formulas_and_apply_without_a_new_index(
     assert bm25.build(documents, TOKENIZE, {"k1": k1, "b": b}).search(question, 20) == expected
     derived = bm25.build(documents, TOKENIZE, {}).with_options({"k1": k1, "b": b})
     assert derived.search(question, 20) == expected
-    assert derived.options == bm25.Options(k1=k1, b=b)
+    assert derived.options == bm25.Settings(k1=k1, b=b)
 
 
 def test_with_options_refuses_what_changes_the_index() -> None:

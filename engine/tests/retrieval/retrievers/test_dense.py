@@ -225,7 +225,7 @@ def test_loading_a_model_draws_no_progress_bar_when_nobody_watches(
 
     dense._load.cache_clear()  # loaded anew, not the copy an earlier test left
     try:
-        model = dense.load_model(dense.Options())
+        model = dense.load_model(dense.Settings())
     finally:
         dense._load.cache_clear()
     assert model is not None

@@ -1,26 +1,43 @@
-"""Retrievers that ship with the template. `retriever.py` picks the one to evaluate.
+"""Retrievers that ship with the engine, each a part registered under the entry-point group
+`rag_regress.retrievers` (parts.py): `[system] retriever = "bm25"`, or the team's
+`retriever.py` builds one.
 
-Each module here has `build(documents, tokenize, options) -> Retriever`, where `options`
-is the `[retriever]` table of eval.toml, checked against the module's `Options`.
-
-A number's range: a field's `metadata={"range": (low, high)}` (inclusive), else 0 and up.
-NaN is never a setting; an infinity is one only where the default is infinite
-(`min_score = -inf`: never abstain), and then any number is allowed.
+Each module here declares `VERSION`, `Settings` (its [retriever] options: options.py) and
+`build(documents, tokenize, options) -> Retriever`, where `options` is the `[retriever]`
+table of eval.toml, validated by `Settings`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Annotated
+
+from pydantic import Field, StrictBool, StrictInt
 
 from ...api import History
+from ...options import OptionsError, options_table
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+__all__ = [
+    "ChunkOverlap",
+    "ChunkSize",
+    "OptionsError",
+    "UseHistory",
+    "all_in_context",
+    "in_context",
+    "options_table",
+]
 
-T = TypeVar("T", bound="DataclassInstance")  # an Options dataclass
+# The options every shipped retriever shares, declared once.
+ChunkSize = Annotated[
+    StrictInt, Field(ge=0, description="words per chunk; 0: whole documents (retrieval/chunks.py)")
+]
+ChunkOverlap = Annotated[
+    StrictInt, Field(ge=0, description="words shared by consecutive chunks, less than chunk_size")
+]
+UseHistory = Annotated[
+    StrictBool,
+    Field(description="search a later turn with the user's earlier turns; false: the question alone"),
+]
 
 
 def in_context(question: str, history: History, use: bool) -> str:
@@ -40,69 +57,3 @@ def all_in_context(questions: Sequence[str], histories: Sequence[History] | None
     if histories is None:
         return list(questions)
     return [in_context(q, h, use) for q, h in zip(questions, histories, strict=True)]
-
-
-class OptionsError(ValueError):
-    """An option in the [retriever] (or [generation]) table of eval.toml is unknown, has the
-    wrong type or is out of range; `key` names it, for the line in the error message."""
-
-    def __init__(self, message: str, key: str | None = None):
-        super().__init__(message)
-        self.key = key
-
-
-def allowed(field: dataclasses.Field[Any]) -> str:
-    """The range of a number option in words ("a number from 0 to 1"), for errors and docs."""
-    default = field.default
-    kind = "a whole number" if isinstance(default, int) else "a number"
-    if isinstance(default, float) and math.isinf(default):
-        return f"{kind} ({default} included), not nan"
-    low, high = field.metadata.get("range", (0, math.inf))
-    return f"{kind} from {low:,g} to {high:,g}" if high != math.inf else f"{kind} of {low:,g} or more"
-
-
-def _in_range(field: dataclasses.Field[Any], value: float) -> bool:
-    if math.isnan(value):
-        return False
-    default = field.default
-    if isinstance(default, float) and math.isinf(default):
-        return True
-    low, high = field.metadata.get("range", (0, math.inf))
-    return math.isfinite(value) and low <= value <= high
-
-
-def parse_options(options_class: type[T], options: dict[str, Any], part: str = "retriever") -> T:
-    """Build an Options dataclass from the [retriever] table (or [generation], `part`
-    "generator"); OptionsError names a bad key and the part that refused it."""
-    fields = {f.name: f for f in dataclasses.fields(options_class)}
-    for key, value in options.items():
-        if key not in fields:
-            raise OptionsError(
-                f"unknown option {key!r}; the shipped {part} takes: {', '.join(fields) or 'none'}", key
-            )
-        expected = type(fields[key].default)
-        numeric = expected is float and isinstance(value, int) and not isinstance(value, bool)
-        if type(value) is not expected and not numeric:
-            raise OptionsError(f"option {key!r} must be a {expected.__name__}, got {value!r}", key)
-        if expected in (int, float) and not _in_range(fields[key], value):
-            raise OptionsError(f"option {key!r} must be {allowed(fields[key])}, got {value!r}", key)
-    return options_class(**options)
-
-
-def options_table(options_class: type[DataclassInstance]) -> str:
-    """The options of `options_class` as a markdown table (option, default, allowed): the
-    tables of docs/settings.md, which a test compares with these declarations."""
-    rows = ["| option | default | allowed |", "| --- | --- | --- |"]
-    for field in dataclasses.fields(options_class):
-        default = field.default
-        if isinstance(default, bool):
-            allowed_values, shown = "true or false", str(default).lower()
-        elif isinstance(default, int | float):
-            allowed_values, shown = (
-                allowed(field),
-                f"{default:g}" if isinstance(default, float) else str(default),
-            )
-        else:
-            allowed_values, shown = "text", f'"{default}"'
-        rows.append(f"| `{field.name}` | `{shown}` | {allowed_values} |")
-    return "\n".join(rows)

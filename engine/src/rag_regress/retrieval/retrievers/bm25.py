@@ -20,25 +20,29 @@ index (`with_options`: the sweep's `query_time_options`) without tokenizing agai
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import scipy.sparse
+from pydantic import Field, StrictFloat
 
 from ...api import Document, History, Hit, Tokenizer
 from ...calling.executor import Threads
 from ...execution.forked import map_forked, parts_of, usable_cores
 from ...execution.heap import paused
+from ...options import PartSettings, validated
 from ..chunks import Chunks, chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
 from ..tokens import WordTokenizer
-from . import all_in_context, in_context, parse_options
+from . import ChunkOverlap, ChunkSize, UseHistory, all_in_context, in_context
+
+VERSION = "1.0"  # bumped whenever a ranking may change for the same settings
+PART = "the bm25 retriever"  # who refuses a bad option
 
 # Questions a search thread takes at a time (search_many): enough that handing out a slice
 # costs nothing beside ranking it, few enough that the threads finish together.
@@ -56,13 +60,18 @@ SEARCH_THREADS = 4
 FORKED_TEXTS = 20_000
 
 
-@dataclass(frozen=True)
-class Options:
-    k1: float = 0.9  # term-frequency saturation
-    b: float = field(default=0.4, metadata={"range": (0, 1)})  # length normalisation (0 = none, 1 = full)
-    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
-    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
-    history: bool = True  # search a later turn with the user's earlier turns (in_context)
+K1 = Field(ge=0, allow_inf_nan=False, description="term-frequency saturation")
+B = Field(ge=0, le=1, allow_inf_nan=False, description="length normalisation (0: none, 1: full)")
+
+
+class Settings(PartSettings):
+    """[retriever] of the bm25 retriever."""
+
+    k1: Annotated[StrictFloat, K1] = 0.9
+    b: Annotated[StrictFloat, B] = 0.4
+    chunk_size: ChunkSize = 0
+    chunk_overlap: ChunkOverlap = 0
+    history: UseHistory = True
 
 
 class _NextId(dict[str, int]):
@@ -194,7 +203,7 @@ def _term_ids(texts: Sequence[str], tokenize: WordTokenizer) -> tuple[list[str],
 class BM25Retriever:
     query_time_options = ("k1", "b")  # other values reuse the index: see with_options
 
-    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Settings):
         chunks = chunk_corpus(documents, options.chunk_size, options.chunk_overlap)
         indexed = documents if chunks is None else chunks.units  # what is scored
         postings = Postings.of_texts((f"{doc.title}\n{doc.text}" for doc in indexed), tokenize)
@@ -202,7 +211,7 @@ class BM25Retriever:
 
     def _setup(
         self,
-        options: Options,
+        options: Settings,
         tokenize: Tokenizer,
         doc_ids: list[str],
         chunks: Chunks | None,
@@ -221,12 +230,11 @@ class BM25Retriever:
         """This retriever with other k1 and b, sharing its index and tokenizer (the sweep
         asks for it); the same rankings as a new build with those options. Other options
         (chunking) change what is indexed: ValueError."""
-        parsed = parse_options(Options, options)
+        parsed = validated(Settings, options, PART)
         changed = [
-            f.name
-            for f in dataclasses.fields(Options)
-            if f.name not in self.query_time_options
-            and getattr(parsed, f.name) != getattr(self.options, f.name)
+            name
+            for name in Settings.model_fields
+            if name not in self.query_time_options and getattr(parsed, name) != getattr(self.options, name)
         ]
         if changed:
             raise ValueError(f"{', '.join(changed)} change(s) the index: build a new retriever")
@@ -292,4 +300,4 @@ class BM25Retriever:
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> BM25Retriever:
-    return BM25Retriever(documents, tokenize, parse_options(Options, options))
+    return BM25Retriever(documents, tokenize, validated(Settings, options, PART))

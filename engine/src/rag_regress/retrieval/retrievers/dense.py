@@ -41,43 +41,67 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field, StrictInt, StrictStr, field_validator
 
 from ... import execution
 from ...api import Document, History, Hit, Tokenizer
 from ...inputs.files import write_atomic
+from ...options import PartSettings, validated
 from ...terminal import interactive
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
-from . import OptionsError, all_in_context, parse_options
+from . import ChunkOverlap, ChunkSize, OptionsError, UseHistory, all_in_context
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PRECISIONS = ("float32", "bfloat16")  # [retriever] precision
 
 
-@dataclass(frozen=True)
-class Options:
-    model: str = DEFAULT_MODEL  # hub id or local folder of a sentence-transformers model
-    revision: str = ""  # hub revision (commit, tag or branch); "" = the hub's default
-    batch_size: int = field(default=32, metadata={"range": (1, 4096)})  # texts encoded per batch
-    cache_dir: str = "build/embeddings"  # document embeddings, relative to the working directory
-    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
-    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
-    history: bool = True  # search a later turn with the user's earlier turns (in_context)
-    precision: str = "float32"  # "float32" or "bfloat16" (faster on CPUs with AMX or AVX512-BF16)
+VERSION = "1.0"  # bumped whenever a ranking may change for the same settings
+PART = "the dense retriever"  # who refuses a bad option
 
-    def __post_init__(self) -> None:
-        if self.precision not in PRECISIONS:
-            raise OptionsError(
-                f"option 'precision' must be one of {', '.join(map(repr, PRECISIONS))}, got "
-                f'{self.precision!r}: "float32" runs the model as published, "bfloat16" about 3x '
-                "faster on CPUs with AMX or AVX512-BF16",
-                "precision",
-            )
+# The options hybrid shares, declared once.
+Model = Annotated[StrictStr, Field(description="hub id or local folder of a sentence-transformers model")]
+Revision = Annotated[
+    StrictStr, Field(description='hub revision (commit, tag or branch); "": the hub\'s default')
+]
+BatchSize = Annotated[StrictInt, Field(ge=1, le=4096, description="texts encoded per batch")]
+CacheDir = Annotated[StrictStr, Field(description="document embeddings, relative to the working directory")]
+Precision = Annotated[
+    StrictStr,
+    Field(description='"float32", or "bfloat16" (faster on CPUs with AMX or AVX512-BF16)'),
+]
+
+
+def known_precision(precision: str) -> str:
+    """[retriever] precision, one of PRECISIONS."""
+    if precision not in PRECISIONS:
+        raise OptionsError(
+            f"option 'precision' must be one of {', '.join(map(repr, PRECISIONS))}, got "
+            f'{precision!r}: "float32" runs the model as published, "bfloat16" about 3x '
+            "faster on CPUs with AMX or AVX512-BF16",
+            "precision",
+        )
+    return precision
+
+
+class Settings(PartSettings):
+    """[retriever] of the dense retriever."""
+
+    model: Model = DEFAULT_MODEL
+    revision: Revision = ""
+    batch_size: BatchSize = 32
+    cache_dir: CacheDir = "build/embeddings"
+    chunk_size: ChunkSize = 0
+    chunk_overlap: ChunkOverlap = 0
+    history: UseHistory = True
+    precision: Precision = "float32"
+
+    _precision = field_validator("precision")(known_precision)
 
 
 def model_source(model: str) -> str:
@@ -154,7 +178,7 @@ def _load(source: str, revision: str, precision: str = "float32") -> Any:  # a S
     return model
 
 
-def load_model(options: Options) -> Any:  # a SentenceTransformer
+def load_model(options: Settings) -> Any:  # a SentenceTransformer
     try:
         return _load(model_source(options.model), options.revision, options.precision)
     except Exception as error:  # not a folder, not on the hub, or the hub is unreachable/offline
@@ -167,7 +191,7 @@ def load_model(options: Options) -> Any:  # a SentenceTransformer
         ) from None
 
 
-def _model_identity(options: Options, source: str) -> str:
+def _model_identity(options: Settings, source: str) -> str:
     """The model part of the cache key: id and revision, plus a hash of a local folder's
     files (a model replaced in place gets new embeddings; the same model anywhere shares)."""
     parts = [options.model, options.revision]
@@ -188,7 +212,7 @@ _ENCODING = "normalize_embeddings=True float32 hex-keys"
 _MAX_SHARDS = 8  # more shards than this in a model's folder are merged into one
 
 
-def _cache_folder(options: Options) -> Path:
+def _cache_folder(options: Settings) -> Path:
     """The folder of this model's cached embeddings: named by the model's identity and how its
     vectors are made, so another model (or a model replaced in place, or another precision)
     never shares it, while the dense and hybrid retrievers, and any corpus or chunking, do.
@@ -249,7 +273,7 @@ def _encode(model: Any, batch_size: int, precision: str, texts: Sequence[str]) -
     return encoded
 
 
-def encode_texts(model: Any, texts: list[str], options: Options) -> np.ndarray:
+def encode_texts(model: Any, texts: list[str], options: Settings) -> np.ndarray:
     """`texts` encoded on the run's executor, in pieces of ENCODE_PIECE, in order."""
     executor = execution.current()
     handle = execution.model_handle(executor, model, model_source(options.model), options.revision)
@@ -277,7 +301,7 @@ class Encoding:
         )
 
 
-def document_embeddings(model: Any, texts: list[str], options: Options) -> tuple[np.ndarray, Encoding]:
+def document_embeddings(model: Any, texts: list[str], options: Settings) -> tuple[np.ndarray, Encoding]:
     """Normalised embeddings of `texts`, in order: each text is looked up in the embedding
     cache (by model and text, so a run, the dense and hybrid choices and another corpus or
     chunking reuse every text encoded before); the others are encoded in batches and added
@@ -304,7 +328,7 @@ def document_embeddings(model: Any, texts: list[str], options: Options) -> tuple
 
 
 class DenseRetriever:
-    def __init__(self, documents: list[Document], options: Options):
+    def __init__(self, documents: list[Document], options: Settings):
         self.options = options
         self.doc_ids = [d.id for d in documents]
         self.tiebreak = ascending_id_rank(self.doc_ids)
@@ -347,4 +371,4 @@ class DenseRetriever:
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> DenseRetriever:
     """`tokenize` is unused: the model has its own tokenizer."""
-    return DenseRetriever(documents, parse_options(Options, options))
+    return DenseRetriever(documents, validated(Settings, options, PART))

@@ -14,42 +14,56 @@ warning on stderr naming both settings, once per depth asked.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel, Field, StrictFloat, StrictInt, field_validator
 
 from ...api import Document, History, Hit, Retriever, Tokenizer
+from ...options import PartSettings, validated
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, search_all, top_hits
-from . import T, all_in_context, bm25, dense, parse_options
+from . import ChunkOverlap, ChunkSize, UseHistory, all_in_context, bm25, dense
+
+VERSION = "1.0"  # bumped whenever a ranking may change for the same settings
+PART = "the hybrid retriever"  # who refuses a bad option
+Part = TypeVar("Part", bound=BaseModel)
+_BM25, _DENSE = bm25.Settings.model_fields, dense.Settings.model_fields
 
 
-@dataclass(frozen=True)
-class Options:
-    k1: float = bm25.Options.k1  # BM25 options: see bm25.py
-    b: float = dataclasses.field(default=bm25.Options.b, metadata={"range": (0, 1)})
-    model: str = dense.Options.model  # dense options: see dense.py
-    revision: str = dense.Options.revision
-    batch_size: int = dataclasses.field(default=dense.Options.batch_size, metadata={"range": (1, 4096)})
-    cache_dir: str = dense.Options.cache_dir
-    precision: str = dense.Options.precision  # "float32" or "bfloat16": see dense.py
-    rrf_k: int = 60  # fusion constant: larger values flatten the gap between ranks
-    candidates: int = dataclasses.field(default=100, metadata={"range": (1, 100_000)})  # per ranking, fused
-    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
-    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
-    history: bool = True  # search a later turn with the user's earlier turns (in_context)
+class Settings(PartSettings):
+    """[retriever] of the hybrid retriever: BM25's options (bm25.py), the dense ones
+    (dense.py) and the fusion's."""
+
+    # the defaults of the parts fused, declared there
+    k1: Annotated[StrictFloat, bm25.K1] = _BM25["k1"].default
+    b: Annotated[StrictFloat, bm25.B] = _BM25["b"].default
+    model: dense.Model = _DENSE["model"].default
+    revision: dense.Revision = _DENSE["revision"].default
+    batch_size: dense.BatchSize = _DENSE["batch_size"].default
+    cache_dir: dense.CacheDir = _DENSE["cache_dir"].default
+    precision: dense.Precision = _DENSE["precision"].default
+    rrf_k: Annotated[
+        StrictInt, Field(ge=0, description="fusion constant: larger values flatten the gap between ranks")
+    ] = 60
+    candidates: Annotated[
+        StrictInt, Field(ge=1, le=100_000, description="documents each ranking contributes to the fusion")
+    ] = 100
+    chunk_size: ChunkSize = 0
+    chunk_overlap: ChunkOverlap = 0
+    history: UseHistory = True
+
+    _precision = field_validator("precision")(dense.known_precision)
 
 
-def _subset(options: Options, target: type[T]) -> T:
-    names = {f.name for f in dataclasses.fields(target)}
-    return target(**{k: v for k, v in dataclasses.asdict(options).items() if k in names})
+def _subset(options: Settings, target: type[Part]) -> Part:
+    """The options of one of the fused parts."""
+    return target.model_validate({k: v for k, v in options.model_dump().items() if k in target.model_fields})
 
 
 class HybridRetriever:
-    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Settings):
         self.options = options
         self.doc_ids = [d.id for d in documents]
         self.position = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
@@ -61,8 +75,8 @@ class HybridRetriever:
         self.units = len(self.chunks.units) if self.chunks is not None else len(self.doc_ids)
         self.warned: set[int] = set()  # depths already warned about
         self.parts: list[Retriever] = [
-            bm25.BM25Retriever(documents, tokenize, _subset(options, bm25.Options)),
-            dense.DenseRetriever(documents, _subset(options, dense.Options)),
+            bm25.BM25Retriever(documents, tokenize, _subset(options, bm25.Settings)),
+            dense.DenseRetriever(documents, _subset(options, dense.Settings)),
         ]
 
     def search(self, question: str, depth: int, history: History = ()) -> list[Hit]:
@@ -112,4 +126,4 @@ class HybridRetriever:
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> HybridRetriever:
-    return HybridRetriever(documents, tokenize, parse_options(Options, options))
+    return HybridRetriever(documents, tokenize, validated(Settings, options, PART))

@@ -7,28 +7,35 @@ as title + text; with `chunk_size`, each chunk is (retrieval/chunks.py), and idf
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field, StrictBool
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ...api import Document, History, Hit, Tokenizer
+from ...options import PartSettings, validated
 from ..chunks import chunk_corpus
 from ..ranking import ascending_id_rank, top_hits
-from . import in_context, parse_options
+from . import ChunkOverlap, ChunkSize, UseHistory, in_context
+
+VERSION = "1.0"  # bumped whenever a ranking may change for the same settings
+PART = "the tfidf retriever"  # who refuses a bad option
 
 
-@dataclass(frozen=True)
-class Options:
-    sublinear_tf: bool = False  # use 1 + log(tf) instead of the raw term count
-    chunk_size: int = 0  # words per chunk; 0: whole documents (retrieval/chunks.py)
-    chunk_overlap: int = 0  # words shared by consecutive chunks, less than chunk_size
-    history: bool = True  # search a later turn with the user's earlier turns (in_context)
+class Settings(PartSettings):
+    """[retriever] of the tfidf retriever."""
+
+    sublinear_tf: Annotated[
+        StrictBool, Field(description="use 1 + log(tf) instead of the raw term count")
+    ] = False
+    chunk_size: ChunkSize = 0
+    chunk_overlap: ChunkOverlap = 0
+    history: UseHistory = True
 
 
 class TfidfRetriever:
-    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Options):
+    def __init__(self, documents: list[Document], tokenize: Tokenizer, options: Settings):
         self.options = options
         self.doc_ids = [d.id for d in documents]
         self.tiebreak = ascending_id_rank(self.doc_ids)
@@ -52,4 +59,4 @@ class TfidfRetriever:
 
 
 def build(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> TfidfRetriever:
-    return TfidfRetriever(documents, tokenize, parse_options(Options, options))
+    return TfidfRetriever(documents, tokenize, validated(Settings, options, PART))
