@@ -24,6 +24,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from pydantic import BaseModel
+
 from . import cost
 from .answers.checks import evaluate_answers
 from .answers.conversations import written
@@ -119,8 +121,12 @@ def _means(rows: list[QuestionResult], config: Config) -> dict[str, float] | Non
 
 
 def _retriever_settings(retriever: object, config: Config) -> dict[str, Any]:
+    """The retriever's class and the options it runs with: its validated settings, defaults
+    filled in (a shipped part's `Settings`, or a dataclass), else [retriever] as written."""
     options = getattr(retriever, "options", None)
-    if dataclasses.is_dataclass(options) and not isinstance(options, type):
+    if isinstance(options, BaseModel):
+        effective = options.model_dump()
+    elif dataclasses.is_dataclass(options) and not isinstance(options, type):
         effective = dataclasses.asdict(options)
     else:
         effective = dict(config.retriever)

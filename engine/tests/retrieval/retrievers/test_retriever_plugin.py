@@ -19,7 +19,7 @@ import pytest
 
 from conftest import TINY_CONFIG, run_cli, write_project
 from rag_regress import parts
-from rag_regress.cli import team_system
+from rag_regress.dispatch import team_system
 from rag_regress.errors import EvalInputError
 from rag_regress.settings.config import load_config
 
@@ -165,3 +165,12 @@ def test_the_shipped_parts_by_name_give_the_shipped_system_s_results(tmp_path: P
     report = json.loads((direct.parent / "build" / "report.json").read_text(encoding="utf-8"))
     assert by_name["aggregate"] == report["aggregate"]
     assert [q["retrieved"] for q in by_name["questions"]] == [q["retrieved"] for q in report["questions"]]
+
+
+def test_a_report_records_the_settings_a_shipped_part_ran_with(tmp_path: Path) -> None:
+    """What was written and every default it left out: a baseline made with `k1 = 1.2` and
+    one made with the default are told apart, and a default that moves shows in the report."""
+    report = evaluated(project(tmp_path, "bm25", "k1 = 1.2"))
+    recorded = report["settings"]["retriever"]
+    assert recorded["name"] == "BM25Retriever"
+    assert recorded["options"] == {"k1": 1.2, "b": 0.4, "chunk_size": 0, "chunk_overlap": 0, "history": True}
