@@ -584,3 +584,25 @@ def test_a_gate_refused_for_an_output_on_an_input_removes_nothing(project: Path)
     before = report.read_bytes()
     assert run(project, "gate", "--baseline", str(report)) == 2
     assert report.read_bytes() == before
+
+
+def test_the_process_a_user_starts_imports_nothing_heavy() -> None:
+    """`rag-regress gate` hands the work to a child it supervises; the process the user
+    started only parses the arguments and watches, so it starts without numpy, scipy,
+    pydantic, jinja2 or the engine's commands (each command would otherwise load them twice)."""
+    probe = (
+        "import sys, rag_regress.cli; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'pydantic', 'jinja2'}), "
+        "'rag_regress.dispatch' in sys.modules)"
+    )
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[] False"
+
+
+def test_every_command_that_runs_the_system_is_handed_to_a_child() -> None:
+    from rag_regress import cli, dispatch
+
+    runs_the_system = {name for name, (needs, _) in dispatch._COMMANDS.items() if needs == "system"}
+    assert runs_the_system == cli.SYSTEM_COMMANDS
+    parsed = {action.dest: action for action in cli.build_parser()._actions}["command"]
+    assert set(parsed.choices) == set(dispatch._COMMANDS), "every command parsed has its function"

@@ -10,7 +10,7 @@ by run.py (the pipeline) and commands.py (eval, baseline, gate), with calling/ (
 team's code and model servers are called), settings/ (eval.toml), text/ (words shared by the
 tokenizer and the judge) and interop/ (other tools' files). The plug-in types a team's code
 uses are re-exported here from api.py, those of a part a package adds (a judge) from
-parts.py; the command line is cli.py, the pytest plugin pytest_plugin.py.
+parts.py; the command line is cli.py (its commands: dispatch.py), the pytest plugin pytest_plugin.py.
 """
 
 from .api import (
@@ -43,4 +43,4 @@ __all__ = [
     "__version__",
     "looks_like_abstention",
 ]
-__version__ = "2.6.0"  # semantic: a change of any metric's definition is a major version
+__version__ = "2.7.0"  # semantic: a change of any metric's definition is a major version

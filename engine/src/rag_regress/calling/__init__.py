@@ -7,6 +7,7 @@ an executor.py map, retries.py's declared errors retried, ratelimit.py's rate), 
 same calls on a cluster's workers), asking.py (a question asked with its conversation, when the
 callee takes one) and outputs.py (the output cache, keyed by the code that answered). It sits
 below everything that calls out: retrieval/, answers/, golden/, sweep/, adapters/, settings/,
-run.py, commands.py and cli.py may import it; it imports only api.py, cost.py, execution/ and inputs/, never
-a package that calls out, so there is no import circle through it.
+run.py, commands.py and dispatch.py may import it; it imports only api.py, cost.py,
+execution/ and inputs/, never a package that calls out, so there is no import circle
+through it.
 """

@@ -79,13 +79,12 @@ from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..run_files import named_inputs
 from ..settings.config import Config
 from ..settings.schema import DataSettings
+from . import Resolve
 from .agreement import cohen_kappa
 
 FORMAT = "rag-regress-judgments"
 VERSION = 1
 ORIGINS = {"question": {"judged"}, "candidate": {"accepted", "rejected"}, "added": {"accepted", "rejected"}}
-Resolve = Literal["keep", "replace", "max", "min"]
-RESOLVE: tuple[Resolve, ...] = ("keep", "replace", "max", "min")
 SHOWN = 20  # disagreements and conflicts printed at most
 ATTEMPTS = 3  # merges tried while another writer keeps changing the golden set under us
 LOCK_WAIT = 120.0  # seconds a second add-judgments waits for the first before giving up

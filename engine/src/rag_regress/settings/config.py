@@ -25,6 +25,7 @@ from ..inputs.reading import CONFIG_LIMIT, read_data
 from ..net import redact
 from ..retrieval.names import Metric
 from ..retrieval.tokens import TokenizerSettings
+from . import DEFAULT_PATH
 from .explain import explain
 from .lines import line_of
 from .part_options import check_part_options
@@ -45,8 +46,6 @@ from .schema import (
 )
 
 __all__ = ["DEFAULT_PATH", "Config", "GateSettings", "StatsSettings", "load_config"]
-
-DEFAULT_PATH = Path("eval.toml")
 
 
 @dataclass(frozen=True)

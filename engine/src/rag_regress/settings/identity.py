@@ -2,7 +2,7 @@
 
   code      a hash of the package's source: every .py, .txt, .toml and .json file under
             src/<package>/ (the team's retriever.py and generator.py, the shipped
-            retrievers and text helpers they build on, and the engine). cli.py computes it
+            retrievers and text helpers they build on, and the engine). dispatch.py computes it
             (calling/outputs.py: code_digest) when it imports the team's files; tests
             pass their own.
   settings  [retriever], [generation] and [tokenizer] as read, [retrieval] depth, and the
