@@ -137,12 +137,20 @@ class DuplicateKey(ValueError):
 def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An `object_pairs_hook` that refuses a key given twice (DuplicateKey) instead of keeping
     the last value without a word."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)  # built in C: a corpus has an object per document
+    if len(result) < len(pairs):
+        raise DuplicateKey(_first_repeat(pairs))
     return result
+
+
+def _first_repeat(pairs: list[tuple[str, Any]]) -> str:
+    """The first key of `pairs` that an earlier pair already gave (there is one)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise ValueError("no key is given twice")
 
 
 def no_constant(name: str) -> Any:

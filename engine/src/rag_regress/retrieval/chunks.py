@@ -30,7 +30,7 @@ import numpy as np
 
 from ..api import Document, Hit
 from ..options import OptionsError
-from .ranking import as_float32
+from .ranking import best_positions
 
 _WORD = re.compile(r"\S+")
 
@@ -84,13 +84,7 @@ class Chunks:
     def top(self, scores: np.ndarray, depth: int, *, positive_only: bool = True) -> list[Hit]:
         """The `depth` best chunks, best first (ties: module docstring); chunks with a
         positive score only, unless `positive_only` is False (a cosine can be negative)."""
-        candidates = np.flatnonzero(scores > 0) if positive_only else np.arange(len(scores))
-        tied = as_float32(scores[candidates])
-        if len(candidates) > depth:  # the best `depth`, ties at the edge included, then cut
-            edge = len(candidates) - depth
-            keep = tied >= np.partition(tied, edge)[edge]
-            candidates, tied = candidates[keep], tied[keep]
-        order = candidates[np.lexsort((-self.tiebreak[candidates], -tied))][:depth]
+        order = best_positions(scores, self.tiebreak, depth, positive_only=positive_only)
         return [self.hit(i, float(scores[i])) for i in order.tolist()]
 
 
