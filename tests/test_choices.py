@@ -20,7 +20,7 @@ from conftest import (
     pin_extras,
 )
 
-PART_NAMES = {"module", "extra", "torch", "secret_env", "service"}
+PART_NAMES = {"extra", "torch", "secret_env", "service"}
 MACROS = {"options", "min_score", "sweep", "about", "docstring"}
 
 
@@ -67,7 +67,7 @@ def test_a_new_retriever_choice_is_one_part_file_and_one_line(tmp_path: Path) ->
     assert "    torch==2.13.0\n" in tox and "    KEYWORD_API_KEY\n" in tox
     assert pin_extras(engine_pin(project)) == {"tfidf"}
     source = (project / "src" / package_of(project) / "retriever.py").read_text(encoding="utf-8")
-    assert "keyword.build(documents, tokenize, options)" in source
+    assert 'retriever("keyword").build(documents, tokenize, options)' in source
     # No baseline was made for it yet (the template's `nox -s baselines` makes one): the bake says so.
     assert not (project / "evals" / "baseline.json").exists()
     assert "no baseline can ship for the retriever keyword" in result.stdout

@@ -7,6 +7,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -73,9 +74,9 @@ def test_post_gen_hook_places_the_chosen_baseline_and_pins_its_extras(tmp_path: 
     assert not (project / "evals" / "baselines").exists()
     assert pin_extras(engine_pin(project)) == RETRIEVER_EXTRAS[retriever]
     source = (project / "src" / package_of(project) / "retriever.py").read_text(encoding="utf-8")
-    folder = "adapters" if retriever == "qdrant" else "retrieval.retrievers"
-    assert f"from rag_regress.{folder} import {retriever}\n" in source
-    assert (ENGINE / "src" / "rag_regress" / folder.replace(".", "/") / f"{retriever}.py").is_file()
+    assert f'return retriever("{retriever}").build(documents, tokenize, options)' in source
+    registered = tomllib.loads((ENGINE / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert retriever in registered["entry-points"]["rag_regress.retrievers"], "the engine registers it"
 
 
 @pytest.mark.parametrize(
@@ -183,7 +184,8 @@ def test_the_engine_pin_names_a_commit_of_a_reachable_url_or_the_release(
     monkeypatch.chdir(tmp_path)  # `_repo_dir` unset: the hook looks at no real folder
     hook = post_gen_hook({**ANSWERS, "retriever": "bm25", "judge": "lexical", **answers, **given})
     expected = f"rag-regress{extras} @ git+{pin}@{COMMIT}#subdirectory=engine" if pin else None
-    assert hook.engine_requirement(hook.ANSWERS, extras) == (expected or f"rag-regress{extras}=={ENGINE_VERSION}")
+    released = f"rag-regress{extras}=={ENGINE_VERSION}"
+    assert hook.engine_requirement(hook.ANSWERS, extras) == (expected or released)
 
 
 def test_hooks_never_run_git_prompt_or_touch_the_network() -> None:

@@ -44,11 +44,11 @@ from __future__ import annotations
 from typing import Any
 
 from rag_regress import Document, Hit, Retriever, Tokenizer
-from {{ part.module }} import {{ cookiecutter.retriever }}
+from rag_regress.parts import retriever
 
 __all__ = ["Hit", "build_retriever"]
 
 
 def build_retriever(documents: list[Document], tokenize: Tokenizer, options: dict[str, Any]) -> Retriever:
 {{- part.docstring() }}
-    return {{ cookiecutter.retriever }}.build(documents, tokenize, options)
+    return retriever("{{ cookiecutter.retriever }}").build(documents, tokenize, options)
