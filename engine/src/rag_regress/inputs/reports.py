@@ -689,12 +689,17 @@ class _Parser:
                 )
 
 
+# A row is a tree of dicts, lists and numbers the engine built, never a cycle: no check for
+# one (a sixth of the time of 10,000 rows).
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+
 def dumps(report: Report) -> str:
     """JSON text of a report: indented, with each question row on a single line."""
     parts = []
     for key, value in report._fields(_row_fields).items():
         if key == "questions":
-            rows = ",\n".join(f"    {json.dumps(row, ensure_ascii=False)}" for row in value)
+            rows = ",\n".join(f"    {_ROW_JSON.encode(row)}" for row in value)
             text = f"[\n{rows}\n  ]"
         else:
             text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
