@@ -126,8 +126,8 @@ def make_team_edits(project: Path, package: str) -> None:
     edit(project / "eval.toml", "\n[retriever]\n", "\n[retriever]\nk1 = 1.2\n")
     edit(
         project / "src" / package / "retriever.py",
-        "    return bm25.build(",
-        "    # Team: tuned on our corpus, see eval.toml.\n    return bm25.build(",
+        '    return retriever("bm25").build(',
+        '    # Team: tuned on our corpus, see eval.toml.\n    return retriever("bm25").build(',
     )
     edit(
         project / "src" / package / "generator.py",
