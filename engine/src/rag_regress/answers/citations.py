@@ -43,11 +43,6 @@ def cited_sentences(text: str) -> list[Sentence]:
     return sentences
 
 
-def out_of_range(sentences: list[Sentence], contexts: int) -> int | None:
-    """The first cited position that names no context (outside 1 to `contexts`), or None."""
-    return next((n for s in sentences for n in s.cites if not 1 <= n <= contexts), None)
-
-
 def citation_recall(supported: list[bool], cites_support: list[bool]) -> float | None:
     """Citation recall: of the answer's sentences its contexts support (`supported`), the
     share that cite at least one passage that supports them (`cites_support`, one per

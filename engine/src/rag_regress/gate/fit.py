@@ -95,11 +95,6 @@ def fitted_floor(value: float, tolerance: float) -> float:
     return max(0.0, math.floor(round((value - tolerance) * 100, 9)) / 100)
 
 
-def read_questions(config: Config) -> list[Question]:
-    """The golden set named in `config`, read as the evaluation reads it."""
-    return load_golden(config.golden, load_corpus(config.corpus))
-
-
 # What abstention without unanswerable questions, and key_facts without must_include, still
 # measure: 1 for an answer (whatever it says), 0 for a refusal.
 REFUSALS_ONLY = "here it only counts answerable questions refused"
