@@ -30,7 +30,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from . import __version__
 from .errors import EvalInputError, ExitCode, shown_path
@@ -47,9 +47,26 @@ ENGINE = "rag-regress"  # the distribution and its console script
 PROG = ENGINE
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
-# The commands that import and run the team's system (dispatch.py registers them with
-# needs="system"; a test keeps the two in step): the first process hands them to a child.
-SYSTEM_COMMANDS = frozenset({"eval", "baseline", "gate", "sweep", "pool", "export-run"})
+Needs = Literal["files", "settings", "system"]
+# What each command needs before it runs (dispatch.py runs it): its arguments alone, eval.toml's
+# settings, or the team's system too. The first process hands a "system" command to a child.
+NEEDS: dict[str, Needs] = {
+    "compare": "files",  # only the files it is given, no eval.toml
+    "migrate": "files",  # before eval.toml is read: the file may be in an older format
+    "import": "settings",  # [data]'s paths only, never the data already there
+    "export-qrels": "settings",
+    "calibrate": "settings",
+    "golden": "settings",
+    "add-judgments": "settings",
+    "add-labels": "settings",
+    "grade": "settings",
+    "export-run": "system",
+    "eval": "system",
+    "sweep": "system",
+    "baseline": "system",
+    "gate": "system",
+    "pool": "system",
+}
 
 
 def _version() -> str:
@@ -291,7 +308,7 @@ def main(argv: list[str] | None = None, system: System | None = None) -> int:
     if system is not None:  # a caller's own system (a test): in this process
         return _run(args, system)
     channel = supervised()
-    if channel is None and args.command in SYSTEM_COMMANDS:  # it imports and runs the team's code
+    if channel is None and NEEDS[args.command] == "system":  # it imports and runs the team's code
         # A child that could not finish may have died before it could clean up: so do we.
         return run_supervised(arguments, args.command, lambda: discard_reports(args))
     code = _run(args, None)

@@ -16,12 +16,13 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from . import commands, run, run_files
 from .answers.calibration import calibrate, compare, format_calibration, format_comparison
 from .api import System
 from .calling.outputs import code_digest
+from .cli import NEEDS
 from .errors import EvalInputError, ExitCode
 from .execution.team_trace import raised, team_code_error
 from .golden.merge import run_add_judgments
@@ -173,17 +174,16 @@ def team_system(config: Config) -> System:
     return System(build_retriever, build_generator, ":".join(digests))
 
 
-Needs = Literal["files", "settings", "system"]
-_COMMANDS: dict[str, tuple[Needs, Callable[..., int]]] = {}
+_COMMANDS: dict[str, Callable[..., int]] = {}
 
 
-def command(*names: str, needs: Needs) -> Callable[[Callable[..., int]], Callable[..., int]]:
+def command(*names: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Register the function that runs the command(s) `names`: called with the parsed
-    arguments, then eval.toml's Config (`needs` "settings" or "system"), then the System."""
+    arguments, then eval.toml's Config (cli.NEEDS "settings" or "system"), then the System."""
 
     def register(function: Callable[..., int]) -> Callable[..., int]:
         for name in names:
-            _COMMANDS[name] = (needs, function)
+            _COMMANDS[name] = function
         return function
 
     return register
@@ -191,7 +191,7 @@ def command(*names: str, needs: Needs) -> Callable[[Callable[..., int]], Callabl
 
 def dispatch(args: argparse.Namespace, system: System | None) -> int:
     """Run one command; `system` is the team's unless a caller (a test) passes its own."""
-    needs, function = _COMMANDS[args.command]
+    needs, function = NEEDS[args.command], _COMMANDS[args.command]
     if needs == "files":
         return function(args)
     config = load_config(args.config)
@@ -203,7 +203,7 @@ def dispatch(args: argparse.Namespace, system: System | None) -> int:
     return function(args, config, system)
 
 
-@command("compare", needs="files")  # needs only the files it is given, no eval.toml
+@command("compare")
 def _compare(args: argparse.Namespace) -> int:
     if args.output is not None:
         inputs = {path.resolve(): "an input of compare" for path in [args.qrels, *args.runs, args.config]}
@@ -220,12 +220,12 @@ def _compare(args: argparse.Namespace) -> int:
     )
 
 
-@command("migrate", needs="files")  # before load_config: the file may be in an older format
+@command("migrate")
 def _migrate(args: argparse.Namespace) -> int:
     return run_migrate(args.config, args.dry_run)
 
 
-@command("import", needs="settings")  # needs [data]'s paths only, never the data already there
+@command("import")
 def _import_collection(args: argparse.Namespace, config: Config) -> int:
     read = (
         (lambda: read_beir(args.folder, args.split, args.qrels))
@@ -235,14 +235,14 @@ def _import_collection(args: argparse.Namespace, config: Config) -> int:
     return run_import(read, config, args.sample, args.seed, args.force)
 
 
-@command("export-qrels", needs="settings")
+@command("export-qrels")
 def _export_qrels(args: argparse.Namespace, config: Config) -> int:
     run_files.check_outputs(config, args.command, args.output)
     print(f"wrote {export_qrels(config, args.output)} queries to {args.output}")
     return ExitCode.OK
 
 
-@command("calibrate", needs="settings")
+@command("calibrate")
 def _calibrate(args: argparse.Namespace, config: Config) -> int:
     if args.compare:
         names = [name.strip() for name in args.compare.split(",") if name.strip()]
@@ -254,7 +254,7 @@ def _calibrate(args: argparse.Namespace, config: Config) -> int:
     return ExitCode.OK
 
 
-@command("golden", needs="settings")
+@command("golden")
 def _golden(args: argparse.Namespace, config: Config) -> int:
     """The golden-set steps, which never run the team's system (each module imported only
     by the step that needs it)."""
@@ -277,19 +277,19 @@ def _golden(args: argparse.Namespace, config: Config) -> int:
     )
 
 
-@command("add-judgments", needs="settings")
+@command("add-judgments")
 def _add_judgments(args: argparse.Namespace, config: Config) -> int:
     return run_add_judgments(config, args.files, args.on_conflict, args.dry_run)
 
 
-@command("add-labels", needs="settings")
+@command("add-labels")
 def _add_labels(args: argparse.Namespace, config: Config) -> int:
     from .golden.labels import run_add_labels  # imported here: only `add-labels` needs it
 
     return run_add_labels(config, args.files, args.labels, args.on_conflict, args.dry_run)
 
 
-@command("grade", needs="settings")
+@command("grade")
 def _grade(args: argparse.Namespace, config: Config) -> int:
     from .golden.page import run_grade  # imported here: only `grade` needs it
 
@@ -314,7 +314,7 @@ def _progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False)
 
 
-@command("export-run", needs="system")
+@command("export-run")
 def _export_run(args: argparse.Namespace, config: Config, system: System) -> int:
     run_files.check_outputs(config, args.command, args.output)
     scores = export_run(config, args.output, args.tag, lambda c: run.evaluate(c, system))
@@ -322,27 +322,27 @@ def _export_run(args: argparse.Namespace, config: Config, system: System) -> int
     return ExitCode.OK
 
 
-@command("eval", needs="system")
+@command("eval")
 def _eval(args: argparse.Namespace, config: Config, system: System) -> int:
     return commands.run_eval(config, system, args.report, args.quiet, _progress(args), args.all)
 
 
-@command("sweep", needs="system")
+@command("sweep")
 def _sweep(args: argparse.Namespace, config: Config, system: System) -> int:
     return run_sweep(config, system)
 
 
-@command("baseline", needs="system")
+@command("baseline")
 def _baseline(args: argparse.Namespace, config: Config, system: System) -> int:
     return commands.run_baseline(config, system, args.quiet, _progress(args), args.fit_floors)
 
 
-@command("gate", needs="system")
+@command("gate")
 def _gate(args: argparse.Namespace, config: Config, system: System) -> int:
     return commands.run_gate(config, system, args.baseline, args.accept_changed_data, _progress(args))
 
 
-@command("pool", needs="system")
+@command("pool")
 def _pool(args: argparse.Namespace, config: Config, system: System) -> int:
     return run_pool(config, system, args.baseline, args.output, _progress(args))
 

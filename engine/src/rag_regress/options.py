@@ -15,7 +15,7 @@ import math
 import types
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError, PydanticUndefined
 
@@ -53,6 +53,12 @@ def _refuse_nan(value: float) -> float:
 
 # A number that may be infinite (its default is) but never NaN.
 NotNaN = AfterValidator(_refuse_nan)
+
+# An adapter's `timeout`: the seconds one request to the team's service may take.
+RequestSeconds = Annotated[
+    StrictFloat,
+    Field(ge=0, le=3600, allow_inf_nan=False, description="seconds one request may take (0: no limit)"),
+]
 
 
 def validated(settings: type[T], options: dict[str, Any], part: str) -> T:

@@ -64,7 +64,7 @@ import re
 import urllib.parse
 from typing import Annotated, Any
 
-from pydantic import Field, StrictFloat, StrictStr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictStr, ValidationInfo, field_validator, model_validator
 
 from .. import __version__
 from ..api import Document, History, Hit, Tokenizer
@@ -73,7 +73,7 @@ from ..net.http import OutOfTime, TooLarge, Unreachable, send
 from ..net.http import problem as http_problem
 from ..net.parse import loads
 from ..net.redact import shortened
-from ..options import OptionsError, PartSettings, validated
+from ..options import OptionsError, PartSettings, RequestSeconds, validated
 from . import refused
 
 VERSION = "1.0"  # bumped whenever what is sent or read may change for the same settings
@@ -226,10 +226,7 @@ class Settings(PartSettings):
     auth_scheme: Annotated[StrictStr, Field(description='sent before the token ("": the token alone)')] = (
         "Bearer"
     )
-    timeout: Annotated[
-        StrictFloat,
-        Field(ge=0, le=3600, allow_inf_nan=False, description="seconds one request may take (0: no limit)"),
-    ] = 30.0
+    timeout: RequestSeconds = 30.0
 
     @field_validator("url")
     @classmethod

@@ -87,7 +87,7 @@ from ..api import Answer, Context, Document, History, Hit, Retriever, looks_like
 from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..net.http import OutOfTime
-from ..options import OptionsError, PartSettings, validated
+from ..options import OptionsError, PartSettings, RequestSeconds, validated
 from . import refused
 
 VERSION = "1.0"  # bumped whenever what is sent or read may change for the same settings
@@ -331,10 +331,7 @@ class Settings(PartSettings):
     abstain: Annotated[
         StrictStr, Field(description='the exact reply meaning "the passages do not answer this"')
     ] = ABSTAIN
-    timeout: Annotated[
-        StrictFloat,
-        Field(ge=0, le=3600, allow_inf_nan=False, description="seconds one request may take (0: no limit)"),
-    ] = 60.0
+    timeout: RequestSeconds = 60.0
 
     @field_validator("base_url")
     @classmethod
