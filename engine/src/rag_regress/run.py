@@ -61,6 +61,7 @@ from .inputs.reports import (
     HoldoutResult,
     QuestionResult,
     Report,
+    Said,
     SliceResult,
 )
 from .options import OptionsError
@@ -97,7 +98,7 @@ def _row(question: Question, hits: list[Hit], config: Config, values: dict[str, 
         checks={str(m): values[str(m)] >= t for m, t in config.gate.checks.items()} if answerable else None,
         not_relevant=question.not_relevant,
         judged=judged_at_k([hit.doc_id for hit in hits[: config.k]], question.qrels, config.k),
-        history=tuple((message.role, message.content) for message in question.asked.history),
+        history=tuple(Said(message.role, message.content) for message in question.asked.history),
     )
 
 

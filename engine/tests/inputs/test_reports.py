@@ -89,7 +89,11 @@ CASES: list[tuple[str, Edit, str]] = [
     ("missing-counts", _delete("counts"), "counts: is missing"),
     ("missing-k", _delete("settings", "k"), "settings.k: is missing"),
     ("k-zero", _set("settings", "k", value=0), "settings.k: must be a whole number >= 1"),
-    ("depth-string", _set("settings", "depth", value="10"), "settings.depth: must be a whole number >= 1"),
+    (
+        "depth-string",
+        _set("settings", "depth", value="10"),
+        "settings.depth: must be a whole number, got '10'",
+    ),
     ("judge-int", _set("settings", "judge", value=5), "settings.judge: must be an object"),
     ("judge-threshold", _set("settings", "judge", "threshold", value="0.5"), "settings.judge.threshold"),
     ("stochastic-int", _set("settings", "stochastic", value=5), "settings.stochastic: must be an object"),
@@ -97,6 +101,21 @@ CASES: list[tuple[str, Edit, str]] = [
     ("retriever-list", _set("settings", "retriever", value=[]), "settings.retriever: must be an object"),
     ("sha256-int", _set("receipt", "sha256", "corpus", value=5), "receipt.sha256.corpus: must be a string"),
     ("sha256-list", _set("receipt", "sha256", value=[1]), "receipt.sha256: must be an object"),
+    (
+        "history-role",
+        _set("questions", 0, "history", value=[{"role": "system", "content": "x"}]),
+        """question 'q1'.history[0].role: must be "user" or "assistant", got 'system'""",
+    ),
+    (
+        "history-content",
+        _set("questions", 0, "history", value=[{"role": "user"}]),
+        "history[0].content: is missing",
+    ),
+    (
+        "hit-of-three",
+        _set("questions", 0, "retrieved", 0, value=["d1", 1.0, 2.0]),
+        "retrieved[0]: must be [document id, score]",
+    ),
     ("duplicate-row", _duplicate_row, "question 'q1': appears twice"),
     ("extra-metric", _extra_metric, "question 'q1'.metrics: holds"),
 ]

@@ -43,23 +43,34 @@ It is written with one question per line, so that a changed baseline reads well 
 pull-request diff, and atomically, so that a crash never leaves half a file behind.
 
 Reading (`read_report`) takes a regular file of at most REPORT_LIMIT bytes, parsed strictly
-(reading.py: no key twice, no NaN), and checks every field the engine uses: numbers are
-finite numbers (never "0.9", true or null), metrics and checks are shares from 0 to 1, an
-answerable question has metrics and an unanswerable one none, every evaluated question has
-the metrics `settings.metrics` lists, each question appears once, and the recorded settings
-and receipt have the types the gate reads. A hand-edited or truncated baseline is an error
-naming the field (exit 2), never a traceback or a silently wrong comparison. Whether its
-numbers agree with each other is the gate's check (gate/integrity.py).
+(reading.py: no key twice, no NaN), and checks every field the engine uses against the types
+the dataclasses below declare (pydantic, as eval.toml is checked; the sections kept as JSON
+objects by the TypedDicts after them): numbers are finite numbers (never "0.9", true or
+null), metrics and checks are shares from 0 to 1. What types cannot say is checked after:
+an answerable question has metrics and an unanswerable one none, every evaluated question
+has the metrics `settings.metrics` lists, and each question appears once. A hand-edited or
+truncated baseline is an error naming the field (exit 2), never a traceback or a silently
+wrong comparison. Whether its numbers agree with each other is the gate's check
+(gate/integrity.py).
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import (
+    Annotated,
+    Any,
+    NamedTuple,
+    Required,  # pydantic reads typing's TypedDict from Python 3.12 on
+)
+
+from pydantic import AfterValidator, Field, Strict, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
+from typing_extensions import TypedDict
 
 from ..errors import EvalInputError
 from .files import write_atomic
@@ -71,15 +82,25 @@ VERSION = 3
 # the engine and the judge identity its version).
 READS = (1, 2, 3)
 SLACK = 1e-9  # a share read back may exceed [0, 1] by this much (float rounding of a mean)
-T = TypeVar("T")
+# The types of a report's fields as they are read back: nothing is coerced ("0.9" or true is
+# no number: `eval` never writes one, so it was typed by hand), and NaN or an infinity, which
+# never compares as a regression, is refused.
+Text = Annotated[str, Strict()]
+Flag = Annotated[bool, Strict()]
+Count = Annotated[int, Strict(), Field(ge=0)]
+Positive = Annotated[int, Strict(), Field(ge=1)]
+Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+# A metric or a check: every one the tool computes is a share from 0 to 1 (SLACK allows for
+# the last bits of a mean).
+Share = Annotated[float, Strict(), Field(ge=-SLACK, le=1 + SLACK, allow_inf_nan=False)]
 
 
 @dataclass(frozen=True)
 class Unsupported:
     """A sentence of an answer the judge found unsupported, and why."""
 
-    claim: str
-    why: str
+    claim: Text
+    why: Text
 
 
 # The answer checks a record may lack (written before rag-regress 2.2): null when absent.
@@ -102,8 +123,8 @@ _CORRECTNESS = (
 class Finding:
     """A fact, sentence or citation of an answer, and what the checks found of it."""
 
-    text: str
-    why: str
+    text: Text
+    why: Text
 
 
 @dataclass(frozen=True)
@@ -111,32 +132,32 @@ class AnswerResult:
     """One question's answer and its checks (null where a check does not apply:
     answers/checks.py says which apply to which questions)."""
 
-    text: str
-    abstained: bool
-    contexts: list[str]  # document ids of the passages the answer was written from
-    abstention: float  # 1: abstained exactly when the question is unanswerable
-    key_facts: float | None  # answerable questions only
-    missing_facts: list[str]
-    faithfulness: float | None  # answered questions only: share of supported sentences
-    claims: int  # sentences judged
+    text: Text
+    abstained: Flag
+    contexts: list[Text]  # document ids of the passages the answer was written from
+    abstention: Share  # 1: abstained exactly when the question is unanswerable
+    key_facts: Share | None  # answerable questions only
+    missing_facts: list[Text]
+    faithfulness: Share | None  # answered questions only: share of supported sentences
+    claims: Count  # sentences judged
     unsupported: list[Unsupported]
-    correctness: float | None = None  # share of the reference's sentences the answer states
-    answer_precision: float | None = None  # share of the answer's sentences the reference states
-    answer_f1: float | None = None  # token F1 with the reference (SQuAD normalisation)
-    exact_match: float | None = None
-    nugget_recall: float | None = None
-    vital_recall: float | None = None
-    citation_precision: float | None = None
-    citation_recall: float | None = None
-    relevance: float | None = None  # share of the question's key terms the answer says
-    well_formed: float | None = None  # 1: the output shows no defect (answers/defects.py)
-    judged: float | None = None  # share of this answer's judge items the judge gave a verdict
+    correctness: Share | None = None  # share of the reference's sentences the answer states
+    answer_precision: Share | None = None  # share of the answer's sentences the reference states
+    answer_f1: Share | None = None  # token F1 with the reference (SQuAD normalisation)
+    exact_match: Share | None = None
+    nugget_recall: Share | None = None
+    vital_recall: Share | None = None
+    citation_precision: Share | None = None
+    citation_recall: Share | None = None
+    relevance: Share | None = None  # share of the question's key terms the answer says
+    well_formed: Share | None = None  # 1: the output shows no defect (answers/defects.py)
+    judged: Share | None = None  # share of this answer's judge items the judge gave a verdict
     matched: list[Finding] = field(default_factory=list)  # facts found other than literally, where
-    missing_nuggets: list[str] = field(default_factory=list)
+    missing_nuggets: list[Text] = field(default_factory=list)
     not_stated: list[Finding] = field(default_factory=list)  # reference sentences the answer lacks
     miscited: list[Finding] = field(default_factory=list)  # citations of passages that do not support
-    uncited: list[str] = field(default_factory=list)  # supported sentences citing no supporting passage
-    defects: list[str] = field(default_factory=list)  # what went wrong with the output (defects.py)
+    uncited: list[Text] = field(default_factory=list)  # supported sentences citing no supporting passage
+    defects: list[Text] = field(default_factory=list)  # what went wrong with the output (defects.py)
     not_judged: list[Finding] = field(default_factory=list)  # items the judge gave no verdict, which check
 
     def check(self, name: str) -> float | None:
@@ -156,29 +177,42 @@ class AnswerResult:
         return lines
 
 
+def _role(value: str) -> str:
+    if value not in ("user", "assistant"):
+        raise PydanticCustomError("role", 'must be "user" or "assistant"')
+    return value
+
+
+class Said(NamedTuple):
+    """One turn of the conversation before a question (read from {"role", "content"})."""
+
+    role: Annotated[Text, AfterValidator(_role)]
+    content: Text
+
+
 @dataclass(frozen=True)
 class QuestionResult:
     """One golden question: what the retriever returned, its metrics, and its answer."""
 
-    id: str
-    question: str
-    tags: list[str]
-    answerable: bool
-    must_pass: bool
-    relevant: dict[str, int]  # document id -> grade
-    retrieved: list[tuple[str, float]]  # (document id, score), best first (baseline: top k)
-    found: list[str]  # relevant ids within the top k, in rank order
-    missing: list[str]  # relevant ids not within the top k, highest grade first
-    metrics: dict[str, float] | None  # None: unanswerable, left out of retrieval metrics
-    checks: dict[str, bool] | None  # per-question retrieval checks ([gate.checks])
+    id: Text
+    question: Text
+    tags: list[Text]
+    answerable: Flag
+    must_pass: Flag
+    relevant: dict[str, Count]  # document id -> grade
+    retrieved: list[tuple[Text, Number]]  # (document id, score), best first (baseline: top k)
+    found: list[Text]  # relevant ids within the top k, in rank order
+    missing: list[Text]  # relevant ids not within the top k, highest grade first
+    metrics: dict[str, Share] | None  # None: unanswerable, left out of retrieval metrics
+    checks: dict[str, Flag] | None  # per-question retrieval checks ([gate.checks])
     answer: AnswerResult | None = None
-    relevant_ranks: dict[str, int | None] | None = None  # baseline form: rank of each judged id
-    not_relevant: list[str] = field(default_factory=list)  # judged not relevant (grade 0)
-    judged: float | None = None  # judged@k: share of the top k the golden set judged
+    relevant_ranks: dict[str, Count | None] | None = None  # baseline form: rank of each judged id
+    not_relevant: list[Text] = field(default_factory=list)  # judged not relevant (grade 0)
+    judged: Share | None = None  # judged@k: share of the top k the golden set judged
     # The conversation before the question, as the system was asked it: (role, content) pairs,
     # the assistant's as the golden set gives them or as the system wrote them. A run's report
     # only; the baseline form leaves it out, as it leaves out answer texts.
-    history: tuple[tuple[str, str], ...] = ()
+    history: tuple[Said, ...] = ()
 
     @property
     def qrels(self) -> dict[str, int]:
@@ -211,35 +245,35 @@ class QuestionResult:
 
 @dataclass(frozen=True)
 class Counts:
-    questions: int
-    evaluated: int
-    left_out: int
+    questions: Count
+    evaluated: Count
+    left_out: Count
 
 
 @dataclass(frozen=True)
 class SliceResult:
     """The questions carrying one tag."""
 
-    questions: int
-    evaluated: int
-    metrics: dict[str, float] | None  # None: no evaluated question has the tag
+    questions: Count
+    evaluated: Count
+    metrics: dict[str, Share] | None  # None: no evaluated question has the tag
 
 
 @dataclass(frozen=True)
 class HoldoutResult:
     """The hidden holdout split, evaluated by `gate`: its means and the dev - holdout gap."""
 
-    file: str
+    file: Text
     counts: Counts
-    aggregate: dict[str, float]
-    gap: dict[str, float]
+    aggregate: dict[str, Share]
+    gap: dict[str, Number]
 
 
 @dataclass
 class Report:
     settings: dict[str, Any]
     counts: Counts
-    aggregate: dict[str, float]
+    aggregate: dict[str, Share]
     slices: dict[str, SliceResult]
     receipt: dict[str, Any]
     questions: list[QuestionResult]
@@ -310,7 +344,16 @@ class Report:
     @classmethod
     def from_dict(cls, data: object, path: Path, what: str = "baseline") -> Report:
         """Check every field of a parsed report; EvalInputError names the first bad one."""
-        return _Parser(path, what).report(data)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise EvalInputError(path, f"not a {FORMAT} file", _fix(what))
+        if data.get("version") not in READS:
+            raise EvalInputError(
+                path,
+                f"made by report format version {data.get('version')!r:.20}, this tool reads "
+                + " and ".join(str(v) for v in READS),
+                _fix(what),
+            )
+        return _parsed(data, path, what)
 
 
 def _row_dict(row: QuestionResult) -> dict[str, Any]:
@@ -369,324 +412,161 @@ def _row_fields(row: QuestionResult) -> dict[str, Any]:
     return data
 
 
-class _Parser:
-    """Typed reading of a parsed report; every mistake is an EvalInputError naming its field."""
+class _Judge(TypedDict, total=False):
+    name: Text | None
+    model: Text | None
+    revision: Text | None
+    threshold: Number | None
 
-    def __init__(self, path: Path, what: str):
-        self.path, self.what = path, what
-        self.fix = (
-            "make it with `nox -s baseline` and commit it" if what == "baseline" else "run `nox -s eval`"
-        )
 
-    def fail(self, where: str, problem: str) -> EvalInputError:
-        return EvalInputError(self.path, f"the {self.what} report's {where}: {problem}", self.fix)
+class _Stats(TypedDict, total=False):
+    min_slice_size: Count
 
-    def as_object(self, value: object, where: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(where, f"must be an object, got {type(value).__name__}")
-        return value
 
-    def get(self, data: dict[str, Any], key: str, where: str) -> Any:
-        if key not in data:
-            raise self.fail(f"{where}.{key}".lstrip("."), "is missing")
-        return data[key]
+class _Retriever(TypedDict, total=False):
+    name: Text
+    options: dict[str, Any]
 
-    def string(self, value: object, where: str) -> str:
-        if not isinstance(value, str):
-            raise self.fail(where, f"must be a string, got {value!r:.60}")
-        return value
 
-    def boolean(self, value: object, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(where, f"must be true or false, got {value!r:.60}")
-        return value
+class _Stochastic(TypedDict, total=False):
+    parts: list[Text]
+    repeats: Positive
+    noise: dict[str, Number]
 
-    def integer(self, value: object, where: str, least: int = 0) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise self.fail(where, f"must be a whole number >= {least}, got {value!r:.60}")
-        return value
 
-    def number(self, value: object, where: str) -> float:
-        # NaN or an infinity never compares as a regression: refuse it here. A string such as
-        # "0.9" or true is refused too: it is not what `eval` writes, so it was typed by hand.
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(where, f"must be a number, got {value!r:.60}")
-        try:
-            number = float(value)  # an integer past float's range raises OverflowError
-        except OverflowError:
-            number = math.inf
-        if not math.isfinite(number):
-            raise self.fail(where, f"must be a finite number, got {value!r:.60}")
-        return number
+class _Settings(TypedDict, total=False):
+    """The recorded settings' fields the engine reads; the rest follows eval.toml, kept as is."""
 
-    def share(self, value: object, where: str) -> float:
-        """A metric or a check: every one the tool computes is a share, from 0 to 1 (SLACK
-        allows for the last bits of a mean)."""
-        number = self.number(value, where)
-        if not -SLACK <= number <= 1 + SLACK:
-            raise self.fail(where, f"must be a number from 0 to 1 (a metric or a check), got {value!r:.60}")
-        return number
+    k: Required[Positive]
+    depth: Positive
+    metrics: list[Text]
+    tokenizer: dict[str, Any]
+    stats: _Stats
+    generation: dict[str, Any]
+    retriever: _Retriever
+    judge: _Judge | None
+    stochastic: _Stochastic | None
 
-    def shares(self, value: object, where: str) -> dict[str, float]:
-        return self.mapping(value, self.share, where)
 
-    def text_or_null(self, value: object, where: str) -> str | None:
-        return self.optional(value, self.string, where)
+class _Receipt(TypedDict, total=False):
+    """The receipt's recorded fields (a missing one is "not recorded", which the gate reports
+    with its own fix)."""
 
-    def number_or_null(self, value: object, where: str) -> float | None:
-        return self.optional(value, self.number, where)
+    engine: dict[str, Text]
+    sha256: dict[str, Text]
+    git_commit: Text | None
+    judge: _Judge | None
+    versions: dict[str, Text]
+    seed: Count
+    k: Positive
 
-    def optional(self, value: object, read: Callable[[object, str], T], where: str) -> T | None:
-        return None if value is None else read(value, where)
 
-    def listed(self, value: object, read: Callable[[object, str], T], where: str) -> list[T]:
-        if not isinstance(value, list):
-            raise self.fail(where, f"must be a list, got {type(value).__name__}")
-        return [read(item, f"{where}[{i}]") for i, item in enumerate(value)]
+class _Judged(TypedDict):
+    k: Positive
+    mean: Share
+    questions: Count
+    unjudged: Count
 
-    def mapping(self, value: object, read: Callable[[object, str], T], where: str) -> dict[str, T]:
-        return {key: read(item, f"{where}.{key}") for key, item in self.as_object(value, where).items()}
 
-    def counts(self, value: object, where: str) -> Counts:
-        data = self.as_object(value, where)
-        keys = ("questions", "evaluated", "left_out")
-        return Counts(*(self.integer(self.get(data, key, where), f"{where}.{key}") for key in keys))
+class _Passages(TypedDict):
+    names: list[Text]
+    evaluated: Count
+    aggregate: dict[str, Share]
+    questions: dict[str, dict[str, Share] | None]
 
-    def slice(self, value: object, where: str) -> SliceResult:
-        data = self.as_object(value, where)
-        return SliceResult(
-            self.integer(self.get(data, "questions", where), f"{where}.questions"),
-            self.integer(self.get(data, "evaluated", where), f"{where}.evaluated"),
-            self.optional(self.get(data, "metrics", where), self.shares, f"{where}.metrics"),
-        )
 
-    def numbers(self, value: object, where: str) -> dict[str, float]:
-        return self.mapping(value, self.number, where)
+class _Recorded(TypedDict):
+    """The sections a Report keeps as JSON objects, checked where the engine reads them."""
 
-    def flags(self, value: object, where: str) -> dict[str, bool]:
-        return self.mapping(value, self.boolean, where)
+    settings: _Settings
+    receipt: _Receipt
+    judged: _Judged | None
+    passages: _Passages | None
 
-    def hit(self, value: object, where: str) -> tuple[str, float]:
-        if not isinstance(value, list) or len(value) != 2:
-            raise self.fail(where, f"must be [document id, score], got {value!r:.60}")
-        return self.string(value[0], f"{where}[0]"), self.number(value[1], f"{where}[1]")
 
-    def unsupported(self, value: object, where: str) -> Unsupported:
-        data = self.as_object(value, where)
-        return Unsupported(
-            self.string(self.get(data, "claim", where), f"{where}.claim"),
-            self.string(self.get(data, "why", where), f"{where}.why"),
-        )
+@functools.cache
+def _adapters() -> tuple[TypeAdapter[Report], TypeAdapter[_Recorded]]:
+    # Built on first use: a command that reads no report never pays for the schemas.
+    return TypeAdapter(Report), TypeAdapter(_Recorded)
 
-    def finding(self, value: object, where: str) -> Finding:
-        data = self.as_object(value, where)
-        return Finding(
-            self.string(self.get(data, "text", where), f"{where}.text"),
-            self.string(self.get(data, "why", where), f"{where}.why"),
-        )
 
-    def answer(self, value: object, where: str) -> AnswerResult:
-        data = self.as_object(value, where)
+def _parsed(data: dict[str, Any], path: Path, what: str) -> Report:
+    """Every field of a parsed report checked by its declared type; EvalInputError names the
+    first bad one, then what types cannot say: each question once, metrics exactly for the
+    answerable ones, and the metrics `settings.metrics` lists."""
+    fix = _fix(what)
 
-        def at(key: str) -> Any:
-            return self.get(data, key, where)
+    def refused(where: str, problem: str) -> EvalInputError:
+        return EvalInputError(path, f"the {what} report's {where}: {problem}", fix)
 
-        def listed(key: str, read: Any) -> Any:  # a record written before the key existed: none
-            return self.listed(data.get(key, []), read, f"{where}.{key}")
-
-        return AnswerResult(
-            text=self.string(at("text"), f"{where}.text"),
-            abstained=self.boolean(at("abstained"), f"{where}.abstained"),
-            contexts=self.listed(at("contexts"), self.string, f"{where}.contexts"),
-            abstention=self.share(at("abstention"), f"{where}.abstention"),
-            key_facts=self.optional(at("key_facts"), self.share, f"{where}.key_facts"),
-            missing_facts=self.listed(at("missing_facts"), self.string, f"{where}.missing_facts"),
-            faithfulness=self.optional(at("faithfulness"), self.share, f"{where}.faithfulness"),
-            claims=self.integer(at("claims"), f"{where}.claims"),
-            unsupported=self.listed(at("unsupported"), self.unsupported, f"{where}.unsupported"),
-            **{name: self.optional(data.get(name), self.share, f"{where}.{name}") for name in _CORRECTNESS},
-            matched=listed("matched", self.finding),
-            missing_nuggets=listed("missing_nuggets", self.string),
-            not_stated=listed("not_stated", self.finding),
-            miscited=listed("miscited", self.finding),
-            uncited=listed("uncited", self.string),
-            defects=listed("defects", self.string),
-            not_judged=listed("not_judged", self.finding),
-        )
-
-    def row(self, value: object, where: str) -> QuestionResult:
-        data = self.as_object(value, where)
-        qid = self.string(self.get(data, "id", where), f"{where}.id")
-        where = f"question {qid!r}"
-
-        def at(key: str) -> Any:
-            return self.get(data, key, where)
-
-        answerable = self.boolean(at("answerable"), f"{where}.answerable")
-        metrics = self.optional(at("metrics"), self.shares, f"{where}.metrics")
-        if answerable != (metrics is not None):  # evaluate() leaves out exactly the unanswerable
-            problem = "is null, but the question is answerable" if answerable else "must be null"
-            raise self.fail(f"{where}.metrics", f"{problem} (only unanswerable questions have no metrics)")
-        return QuestionResult(
-            id=qid,
-            question=self.string(at("question"), f"{where}.question"),
-            tags=self.listed(at("tags"), self.string, f"{where}.tags"),
-            answerable=answerable,
-            must_pass=self.boolean(at("must_pass"), f"{where}.must_pass"),
-            relevant=self.mapping(at("relevant"), self.integer, f"{where}.relevant"),
-            retrieved=self.listed(at("retrieved"), self.hit, f"{where}.retrieved"),
-            found=self.listed(at("found"), self.string, f"{where}.found"),
-            missing=self.listed(at("missing"), self.string, f"{where}.missing"),
-            metrics=metrics,
-            checks=self.optional(at("checks"), self.flags, f"{where}.checks"),
-            answer=self.optional(data.get("answer"), self.answer, f"{where}.answer"),
-            relevant_ranks=self.optional(data.get("relevant_ranks"), self.ranks, f"{where}.relevant_ranks"),
-            not_relevant=self.listed(data.get("not_relevant", []), self.string, f"{where}.not_relevant"),
-            judged=self.optional(data.get("judged"), self.share, f"{where}.judged"),
-            history=tuple(self.listed(data.get("history", []), self.said, f"{where}.history")),
-        )
-
-    def said(self, value: object, where: str) -> tuple[str, str]:
-        data = self.as_object(value, where)
-        role = self.string(self.get(data, "role", where), f"{where}.role")
-        if role not in ("user", "assistant"):
-            raise self.fail(f"{where}.role", f'must be "user" or "assistant", got {role!r:.40}')
-        return role, self.string(self.get(data, "content", where), f"{where}.content")
-
-    def ranks(self, value: object, where: str) -> dict[str, int | None]:
-        return self.mapping(value, lambda v, w: self.optional(v, self.integer, w), where)
-
-    def holdout(self, value: object, where: str) -> HoldoutResult:
-        data = self.as_object(value, where)
-        return HoldoutResult(
-            self.string(self.get(data, "file", where), f"{where}.file"),
-            self.counts(self.get(data, "counts", where), f"{where}.counts"),
-            self.shares(self.get(data, "aggregate", where), f"{where}.aggregate"),
-            self.numbers(self.get(data, "gap", where), f"{where}.gap"),
-        )
-
-    def report(self, value: object) -> Report:
-        if not isinstance(value, dict) or value.get("format") != FORMAT:
-            raise EvalInputError(self.path, f"not a {FORMAT} file", self.fix)
-        if value.get("version") not in READS:
-            raise EvalInputError(
-                self.path,
-                f"made by report format version {value.get('version')!r:.20}, this tool reads "
-                + " and ".join(str(v) for v in READS),
-                self.fix,
+    data = {"receipt": {}, "judged": None, "passages": None, **data}
+    reading, recorded = _adapters()
+    try:
+        recorded.validate_python(data)
+        report = reading.validate_python(data)
+    except ValidationError as error:
+        item = error.errors(include_url=False)[0]
+        raise refused(_where(item["loc"], data), _problem(item)) from None
+    seen: set[str] = set()
+    names = report.settings.get("metrics")
+    for row in report.questions:
+        where = f"question {row.id!r}"
+        if row.id in seen:
+            raise refused(where, "appears twice (each question has one row)")
+        seen.add(row.id)
+        if row.answerable != (row.metrics is not None):  # evaluate() leaves out exactly the unanswerable
+            problem = "is null, but the question is answerable" if row.answerable else "must be null"
+            raise refused(f"{where}.metrics", f"{problem} (only unanswerable questions have no metrics)")
+        if names is not None and row.metrics is not None and sorted(row.metrics) != sorted(names):
+            raise refused(
+                f"{where}.metrics",
+                f"holds {', '.join(sorted(row.metrics)) or 'nothing'}; settings.metrics lists "
+                f"{', '.join(sorted(names)) or 'nothing'}",
             )
-        settings = self.settings(self.get(value, "settings", ""), "settings")
-        comparison = value.get("comparison")
-        questions = self.listed(self.get(value, "questions", ""), self.row, "questions")
-        self.same_metrics(questions, settings)
-        return Report(
-            settings=settings,
-            counts=self.counts(self.get(value, "counts", ""), "counts"),
-            aggregate=self.shares(self.get(value, "aggregate", ""), "aggregate"),
-            slices=self.mapping(self.get(value, "slices", ""), self.slice, "slices"),
-            receipt=self.receipt(value.get("receipt", {}), "receipt"),
-            questions=questions,
-            comparison=None if comparison is None else self.as_object(comparison, "comparison"),
-            holdout=self.optional(value.get("holdout"), self.holdout, "holdout"),
-            passages=self.optional(value.get("passages"), self.passages, "passages"),
-            run=self.optional(value.get("run"), self.as_object, "run"),
-            judged=self.optional(value.get("judged"), self.judged, "judged"),
-        )
+    return report
 
-    def judged(self, value: object, where: str) -> dict[str, Any]:
-        """The judged@k section (module docstring): its k, mean and the unjudged counts."""
-        data = self.as_object(value, where)
-        return {
-            "k": self.integer(self.get(data, "k", where), f"{where}.k", least=1),
-            "mean": self.share(self.get(data, "mean", where), f"{where}.mean"),
-            "questions": self.integer(self.get(data, "questions", where), f"{where}.questions"),
-            "unjudged": self.integer(self.get(data, "unjudged", where), f"{where}.unjudged"),
-        }
 
-    def passages(self, value: object, where: str) -> dict[str, Any]:
-        """The passage metrics section (module docstring), every value a share or null."""
-        data = self.as_object(value, where)
-        names = self.listed(self.get(data, "names", where), self.string, f"{where}.names")
-        per_question = self.mapping(
-            self.get(data, "questions", where),
-            lambda v, w: self.optional(v, self.shares, w),
-            f"{where}.questions",
-        )
-        return {
-            "names": names,
-            "evaluated": self.integer(self.get(data, "evaluated", where), f"{where}.evaluated"),
-            "aggregate": self.shares(self.get(data, "aggregate", where), f"{where}.aggregate"),
-            "questions": per_question,
-        }
+def _where(loc: tuple[int | str, ...], data: dict[str, Any]) -> str:
+    """A field's place as the errors name it: `question 'q1'.answer.faithfulness` once the
+    row's id is known, else `questions[0].id`."""
+    where = ""
+    rest = list(loc)
+    if len(rest) > 1 and rest[0] == "questions" and isinstance(rest[1], int):
+        row = data["questions"][rest[1]]
+        if isinstance(row, dict) and isinstance(row.get("id"), str) and rest[2:] != ["id"]:
+            where, rest = f"question {row['id']!r}", rest[2:]
+    for key in rest:
+        where += f"[{key}]" if isinstance(key, int) else f".{key}"
+    return where.lstrip(".")
 
-    def present(
-        self, data: dict[str, Any], key: str, read: Callable[[object, str], object], where: str
-    ) -> None:
-        """Check `data[key]` with `read` when the key is there (older reports may lack it)."""
-        if key in data:
-            read(data[key], f"{where}.{key}")
 
-    def settings(self, value: object, where: str) -> dict[str, Any]:
-        """The recorded settings, kept as the JSON object they are (their layout follows
-        eval.toml), with every field the engine reads checked: k, depth, metrics, the
-        judge, the declared stochastic parts and the tables shown in the reports."""
-        data = self.as_object(value, where)
-        self.integer(self.get(data, "k", where), f"{where}.k", least=1)
-        self.present(data, "depth", lambda v, w: self.integer(v, w, least=1), where)
-        self.present(data, "metrics", lambda v, w: self.listed(v, self.string, w), where)
-        for table in ("tokenizer", "stats", "generation"):
-            self.present(data, table, self.as_object, where)
-        self.present(data, "retriever", self.retriever, where)
-        self.present(data, "judge", lambda v, w: self.optional(v, self.judge, w), where)
-        self.present(data, "stochastic", lambda v, w: self.optional(v, self.stochastic, w), where)
-        stats = data.get("stats") or {}
-        self.present(stats, "min_slice_size", self.integer, f"{where}.stats")
-        return data
+def _problem(item: ErrorDetails) -> str:
+    """What is wrong with one field, in the words the engine has always used."""
+    kind, value, bound = item["type"], item.get("input"), item.get("ctx", {}).get("ge")
+    got = f"got {value!r:.60}"
+    if kind == "missing":
+        return "is missing"
+    if kind in ("dict_type", "dataclass_type", "list_type"):
+        return f"must be {'a list' if kind == 'list_type' else 'an object'}, got {type(value).__name__}"
+    if kind == "float_type" and isinstance(value, int) and not isinstance(value, bool):
+        return f"must be a finite number, {got}"  # an integer past float's range
+    if kind == "less_than_equal" or (kind == "greater_than_equal" and bound is not None and bound < 0):
+        return f"must be a number from 0 to 1 (a metric or a check), {got}"
+    if kind == "greater_than_equal":
+        return f"must be a whole number >= {bound}, {got}"
+    words = _WORDS.get(kind) or item["msg"].replace("Input should be", "must be")
+    return f"{words}, {got}"
 
-    def retriever(self, value: object, where: str) -> None:
-        data = self.as_object(value, where)
-        self.present(data, "name", self.string, where)
-        self.present(data, "options", self.as_object, where)
 
-    def judge(self, value: object, where: str) -> None:
-        data = self.as_object(value, where)
-        for key in ("name", "model", "revision"):
-            self.present(data, key, self.text_or_null, where)
-        self.present(data, "threshold", self.number_or_null, where)
-
-    def stochastic(self, value: object, where: str) -> None:
-        data = self.as_object(value, where)
-        self.present(data, "parts", lambda v, w: self.listed(v, self.string, w), where)
-        self.present(data, "repeats", lambda v, w: self.integer(v, w, least=1), where)
-        self.present(data, "noise", self.numbers, where)
-
-    def receipt(self, value: object, where: str) -> dict[str, Any]:
-        """The receipt, kept as its JSON object, with each recorded field checked (a missing
-        one is "not recorded", which the gate reports with its own fix)."""
-        data = self.as_object(value, where)
-        self.present(data, "engine", lambda v, w: self.mapping(v, self.string, w), where)
-        self.present(data, "sha256", lambda v, w: self.mapping(v, self.string, w), where)
-        self.present(data, "git_commit", self.text_or_null, where)
-        self.present(data, "judge", lambda v, w: self.optional(v, self.judge, w), where)
-        self.present(data, "versions", lambda v, w: self.mapping(v, self.string, w), where)
-        self.present(data, "seed", self.integer, where)
-        self.present(data, "k", lambda v, w: self.integer(v, w, least=1), where)
-        return data
-
-    def same_metrics(self, questions: list[QuestionResult], settings: dict[str, Any]) -> None:
-        """Each question once; each evaluated question has the metrics the settings list."""
-        seen: set[str] = set()
-        names = settings.get("metrics")
-        for row in questions:
-            if row.id in seen:
-                raise self.fail(f"question {row.id!r}", "appears twice (each question has one row)")
-            seen.add(row.id)
-            if names is not None and row.metrics is not None and sorted(row.metrics) != sorted(names):
-                raise self.fail(
-                    f"question {row.id!r}.metrics",
-                    f"holds {', '.join(sorted(row.metrics)) or 'nothing'}; settings.metrics lists "
-                    f"{', '.join(sorted(names)) or 'nothing'}",
-                )
+_WORDS = {
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number",
+    "float_type": "must be a number",
+    "finite_number": "must be a finite number",
+    "too_long": "must be [document id, score]",  # the report's only tuple: a hit
+    "too_short": "must be [document id, score]",
+}
 
 
 # A row is a tree of dicts, lists and numbers the engine built, never a cycle: no check for
@@ -711,9 +591,13 @@ def write_report(path: Path, report: Report) -> None:
     write_atomic(path, dumps(report))
 
 
+def _fix(what: str) -> str:
+    return "make it with `nox -s baseline` and commit it" if what == "baseline" else "run `nox -s eval`"
+
+
 def read_report(path: Path, *, what: str = "baseline") -> Report:
     """Read a report written by `write_report`; EvalInputError if missing or not one."""
-    fix = "make it with `nox -s baseline` and commit it" if what == "baseline" else "run `nox -s eval`"
+    fix = _fix(what)
     # A regular file of at most REPORT_LIMIT bytes, parsed strictly (reading.py): a key given
     # twice, NaN, nesting past the recursion limit are each an error naming the file.
     raw = read_data(path, f"{what} report", limit=REPORT_LIMIT, missing_fix=fix)
