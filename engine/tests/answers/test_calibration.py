@@ -46,6 +46,8 @@ def test_kappa_below_accuracy_when_chance_agreement_is_high() -> None:
         ({"id": "c1", "claim": "x", "context": "y", "supported": "yes"}, "'supported' must be true or false"),
         ({"id": "c1", "claim": "", "context": "y", "supported": True}, "'claim' must be a non-empty string"),
         ({"id": "c1", "claim": "x", "context": "y", "supported": True, "label": 1}, "unknown key(s): label"),
+        ({"id": "c1", "claim": "x", "context": "y", "supported": True, "split": "train"}, "'split' must be"),
+        ({"id": "c1", "context": "y", "kind": "x"}, "missing key(s): claim, supported"),
     ],
 )
 def test_bad_labels_name_file_and_line(tmp_path: Path, line: dict, problem: str) -> None:

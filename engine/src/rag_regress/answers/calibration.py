@@ -41,13 +41,14 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ..errors import EvalInputError, shown_path
-from ..inputs.data import _check_keys, _flag, _provenance, _strings, _text, _unique, json_lines
+from ..inputs.data import _unique, json_lines
 from ..inputs.files import sha256_file, write_atomic
+from ..inputs.lines import Flag, Line, NonEmpty, Objects, Strings, checked
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
 from .verdicts import asked_of, judged
@@ -55,6 +56,7 @@ from .verdicts import asked_of, judged
 TUNING = ("tune", "dev")  # the judge may be tuned on these
 HELD_OUT = ("holdout", "check")  # never tuned on
 SPLITS = TUNING + HELD_OUT
+_SPLITS_SAID = '"tune" or "dev", "holdout" or "check"'
 BOOTSTRAP = 1000  # resamples for the kappa interval
 SEED = 0
 TEAM_DOMAIN = "team"  # the domain add-labels gives the team's own answers: first in every table
@@ -73,48 +75,43 @@ class Label:
     domain: str = ""
 
 
+class _LabelLine(Line):
+    """A line of a labels file. `question`, `tags` and `provenance` (add-labels writes them,
+    golden/labels.py) say where a label came from; no figure reads them."""
+
+    id: NonEmpty
+    claim: NonEmpty
+    context: NonEmpty
+    supported: Flag
+    kind: NonEmpty = ""
+    split: Annotated[Literal["tune", "dev", "holdout", "check"], Field(description=_SPLITS_SAID)] = "tune"
+    domain: NonEmpty = ""
+    question: NonEmpty = ""
+    tags: Strings = Field(default_factory=list)
+    provenance: Objects = Field(default_factory=list)
+
+
 def load_labels(path: Path) -> list[Label]:
     """Read the labelled examples; EvalInputError naming file, line and fix on bad input."""
     labels: list[Label] = []
     seen: dict[str, int] = {}
     for number, item in json_lines(path, "judge labels"):
-        optional = {"kind", "split", "domain", *PROVENANCE}
-        _check_keys(path, number, item, {"id", "claim", "context", "supported"}, optional)
-        _check_provenance(path, number, item)
-        split = _text(path, number, item, "split") if "split" in item else "tune"
-        if split not in SPLITS:
-            raise EvalInputError(
-                path, f"'split' is {split!r}", 'write "tune" or "dev", "holdout" or "check"', number
-            )
-        if not isinstance(item["supported"], bool):
-            raise EvalInputError(path, "'supported' must be true or false", "write true or false", number)
+        line = checked(_LabelLine, item, path, number)
         labels.append(
             Label(
-                id=_unique(path, number, item["id"], seen),
-                claim=_text(path, number, item, "claim"),
-                context=_text(path, number, item, "context"),
-                supported=_flag(path, number, item, "supported", default=True),
-                kind=_text(path, number, item, "kind") if "kind" in item else "",
-                split=split,
+                id=_unique(path, number, line.id, seen),
+                claim=line.claim,
+                context=line.context,
+                supported=line.supported,
+                kind=line.kind,
+                split=line.split,
                 line=number,
-                domain=_text(path, number, item, "domain") if "domain" in item else "",
+                domain=line.domain,
             )
         )
     if not labels:
         raise EvalInputError(path, "no labelled examples", "add one JSON object per line")
     return labels
-
-
-PROVENANCE = ("question", "tags", "provenance")  # optional keys that are no part of a figure
-
-
-def _check_provenance(path: Path, number: int, item: dict[str, Any]) -> None:
-    """The optional keys add-labels writes (golden/labels.py), when there: `question` a string,
-    `tags` a list of non-empty strings, `provenance` a list of objects (as the golden set's)."""
-    if "question" in item:
-        _text(path, number, item, "question")
-    _strings(path, number, item, "tags")
-    _provenance(path, number, item)
 
 
 def agreement(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:

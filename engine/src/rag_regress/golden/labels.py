@@ -77,7 +77,6 @@ VERSION = 1
 DOMAIN = TEAM_DOMAIN  # the labels' domain in calibrate's tables (answers/calibration.py): first in each
 LABELS = {"supported": True, "not supported": False, "cannot tell": None}
 Settle = Literal["keep", "replace"]
-SETTLE: tuple[Settle, ...] = ("keep", "replace")
 _REPORT_KEYS = ("commit", "engine", "judge")  # recorded when the report's receipt held them
 
 

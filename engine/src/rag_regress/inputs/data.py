@@ -57,6 +57,7 @@ from typing import Any
 from ..api import Document
 from ..errors import EvalInputError
 from .conversation import TURN_TAG, Said, Turn, as_asked, check_tags, read_history, turn_number
+from .lines import Line, NonEmpty, Text, checked
 from .reading import CORPUS_LIMIT, QUESTIONS_LIMIT, parse_json, read_data
 
 MAX_GRADE = 30  # 10,000 * (2**30 - 1) < 2**53: gains stay exact (module docstring)
@@ -400,17 +401,22 @@ def _passages(
     return passages
 
 
+class _DocumentLine(Line):
+    id: NonEmpty
+    # An empty text is accepted: classic test collections judge such documents relevant
+    # (only their title can match), and `import` warns about them once.
+    text: Text
+    title: Text = ""
+
+
 def load_corpus(path: Path) -> dict[str, Document]:
     """Read corpus.jsonl into {document id: Document}, in file order."""
     documents: dict[str, Document] = {}
     seen: dict[str, int] = {}
     for number, item in json_lines(path, "corpus", CORPUS_LIMIT):
-        _check_keys(path, number, item, {"id", "text"}, {"title"})
-        doc_id = _unique(path, number, item["id"], seen)
-        title = _text(path, number, item, "title", allow_empty=True) if "title" in item else ""
-        # An empty text is accepted: classic test collections judge such documents relevant
-        # (only their title can match), and `import` warns about them once.
-        documents[doc_id] = Document(doc_id, _text(path, number, item, "text", allow_empty=True), title)
+        line = checked(_DocumentLine, item, path, number)
+        doc_id = _unique(path, number, line.id, seen)
+        documents[doc_id] = Document(doc_id, line.text, line.title)
     if not documents:
         raise EvalInputError(
             path, "the corpus is empty", "add at least one document, one JSON object per line"
