@@ -247,8 +247,9 @@ def test_golden_questions_carry_references_and_nuggets(tmp_path: Path) -> None:
         Nugget("card", False),
     ]
     for bad, says in [
-        ({"nuggets": ["30 days"]}, 'each nugget must be {"text": ..., "vital": ...}'),
-        ({"nuggets": [{"text": "x", "vital": "yes"}]}, "vital true or false"),
+        ({"nuggets": ["30 days"]}, """nuggets' must be a list of {"text": ..., "vital": true or false}"""),
+        ({"nuggets": [{"text": "x", "vital": "yes"}]}, "got [{'text': 'x', 'vital': 'yes'}]"),
+        ({"nuggets": [{"text": "x", "weight": 2}]}, "'nuggets' must be"),
         ({"reference": ""}, "'reference' must be a non-empty string"),
         ({"answerable": False, "relevant": {}}, "an unanswerable question cannot have a reference"),
     ]:

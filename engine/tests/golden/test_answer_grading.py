@@ -308,6 +308,28 @@ def test_a_sentence_edited_after_the_page_made_it_is_refused(
     assert run_cli(["--config", str(evaluated), "add-judgments", str(path)]) == 2
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("label", "maybe", """'label' must be "supported", "not supported" or "cannot tell", got 'maybe'"""),
+        ("claim", "  ", "'claim' must be a non-empty string"),
+        ("tags", "billing", "'tags' must be a list of strings, got 'billing'"),
+    ],
+)
+def test_a_downloaded_line_of_the_wrong_type_is_refused_at_its_line(
+    report: Report, corpus: dict[str, Document], tmp_path: Path, key: str, value: object, says: str
+) -> None:
+    from rag_regress.golden.labels import read_labels_file
+
+    items = answer_items(report, corpus, count=2, seed=0).items
+    lines = download(items, "ana", ["supported", "supported"], RECORD)
+    lines[2][key] = value
+    with pytest.raises(EvalInputError) as caught:
+        read_labels_file(write_jsonl(tmp_path / "ana.jsonl", lines))
+    assert caught.value.line == 3 and says in caught.value.problem
+    assert "download it again from the page" in caught.value.fix
+
+
 def test_load_labels_reads_the_provenance_keys_and_checks_them(tmp_path: Path) -> None:
     line = {"id": "c1", "claim": "A.", "context": "A.", "supported": True, "split": "check", "domain": "team"}
     extra = {

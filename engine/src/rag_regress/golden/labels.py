@@ -50,10 +50,13 @@ import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from ..answers.calibration import TEAM_DOMAIN, load_labels
 from ..errors import EvalInputError, ExitCode
+from ..inputs.lines import Line, NonEmpty, Text, checked
 from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..settings.config import Config
 from .agreement import cohen_kappa
@@ -135,29 +138,43 @@ def read_labels_file(path: Path) -> LabelsFile:
     return LabelsFile(path, by, at, kept, items)
 
 
+class _GradedLine(Line):
+    """A sentence's line of a labels file; keys the page may add besides are kept out of it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: NonEmpty
+    question_id: NonEmpty
+    question: NonEmpty
+    tags: Annotated[list[Text], Field(description="a list of strings")] = Field(default_factory=list)
+    claim: NonEmpty
+    context: Text
+    label: Annotated[
+        Literal["supported", "not supported", "cannot tell"],
+        Field(description='"supported", "not supported" or "cannot tell"'),
+    ]
+    note: Text = ""
+
+
 def _graded(path: Path, number: int, value: dict[str, Any], fix: str) -> Graded:
-    texts = {key: value.get(key) for key in ("id", "question_id", "question", "claim", "context")}
-    for key, text in texts.items():
-        if not isinstance(text, str) or (key != "context" and not text.strip()):
-            raise _fail(path, number, f"{key!r} must be a non-empty string, got {text!r:.60}", fix)
-    label, note, tags = value.get("label"), value.get("note", ""), value.get("tags", [])
-    if label not in LABELS:
-        allowed = ", ".join(repr(name) for name in LABELS)
-        raise _fail(path, number, f"'label' is {label!r:.40}", f"use one of {allowed}")
-    if not isinstance(note, str):
-        raise _fail(path, number, f"'note' must be a string, got {note!r:.60}", fix)
-    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        raise _fail(path, number, f"'tags' must be a list of strings, got {tags!r:.60}", fix)
-    ident, qid, claim, context = (str(texts[key]) for key in ("id", "question_id", "claim", "context"))
-    if ident != label_id(qid, claim, context):
+    line = checked(_GradedLine, value, path, number, fix)
+    if line.id != label_id(line.question_id, line.claim, line.context):
         raise _fail(
             path,
             number,
-            f"sentence {ident!r}: its claim or context is not what the page showed (the id is theirs)",
+            f"sentence {line.id!r}: its claim or context is not what the page showed (the id is theirs)",
             fix + "; a label is about exactly the text its grader read",
         )
     return Graded(
-        ident, qid, str(texts["question"]), list(tags), claim, context, LABELS[label], note.strip(), number
+        line.id,
+        line.question_id,
+        line.question,
+        list(line.tags),
+        line.claim,
+        line.context,
+        LABELS[line.label],
+        line.note.strip(),
+        number,
     )
 
 

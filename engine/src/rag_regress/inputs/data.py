@@ -1,7 +1,9 @@
 """Load and validate the corpus and the golden set (JSON Lines, one object per line).
 
 Anything wrong raises EvalInputError naming the file, the line and the fix, so a typo in a
-golden question never turns into a silently wrong number.
+golden question never turns into a silently wrong number. Each line's keys and types are
+its format's model (`_DocumentLine`, `_QuestionLine`: inputs/lines.py); what a type cannot
+say (grades, ids the corpus lacks, the rules between keys) is checked after.
 
 corpus.jsonl:  {"id": "sso-saml", "title": "Single sign-on", "text": "..."}   (title optional,
                text may be empty)
@@ -52,12 +54,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field
 
 from ..api import Document
 from ..errors import EvalInputError
 from .conversation import TURN_TAG, Said, Turn, as_asked, check_tags, read_history, turn_number
-from .lines import Line, NonEmpty, Text, checked
+from .lines import Flag, Line, NonEmpty, Objects, Strings, Text, checked
 from .reading import CORPUS_LIMIT, QUESTIONS_LIMIT, parse_json, read_data
 
 MAX_GRADE = 30  # 10,000 * (2**30 - 1) < 2**53: gains stay exact (module docstring)
@@ -77,8 +81,10 @@ class Passage:
 class Nugget:
     """A fact a complete answer states; a vital one is one no right answer leaves out."""
 
-    text: str
-    vital: bool = True
+    __pydantic_config__ = ConfigDict(extra="forbid")  # read as a part of a golden line
+
+    text: NonEmpty
+    vital: Flag = True
 
 
 @dataclass(frozen=True)
@@ -163,80 +169,10 @@ def parse_json_lines(
         yield number, value
 
 
-def _check_keys(
-    path: Path, number: int, item: dict[str, Any], required: set[str], optional: set[str]
-) -> None:
-    missing = sorted(required - item.keys())
-    if missing:
-        raise EvalInputError(path, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}", number)
-    unknown = sorted(item.keys() - required - optional)
-    if unknown:
-        allowed = ", ".join(sorted(required | optional))
-        raise EvalInputError(
-            path, f"unknown key(s): {', '.join(unknown)}", f"use only these keys: {allowed}", number
-        )
-
-
-def _text(path: Path, number: int, item: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
-    value = item[key]
-    if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        kind = "a string" if allow_empty else "a non-empty string"
-        raise EvalInputError(
-            path, f"{key!r} must be {kind}, got {value!r}", f"write a string for {key!r}", number
-        )
-    return value
-
-
-def _flag(path: Path, number: int, item: dict[str, Any], key: str, default: bool) -> bool:
-    value = item.get(key, default)
-    if not isinstance(value, bool):
-        raise EvalInputError(
-            path, f"{key!r} must be true or false, got {value!r}", f"write {key}: true or false", number
-        )
-    return value
-
-
-def _strings(path: Path, number: int, item: dict[str, Any], key: str) -> list[str]:
-    value = item.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise EvalInputError(
-            path,
-            f"{key!r} must be a list of non-empty strings, got {value!r}",
-            f'write e.g. "{key}": ["..."]',
-            number,
-        )
-    return value
-
-
-def _nuggets(path: Path, number: int, item: dict[str, Any]) -> list[Nugget]:
-    """`nuggets`: a list of {"text": "...", "vital": true|false} (vital by default)."""
-    value = item.get("nuggets", [])
-    example = 'write e.g. "nuggets": [{"text": "30 days"}, {"text": "by card", "vital": false}]'
-    if not isinstance(value, list):
-        raise EvalInputError(path, f"'nuggets' must be a list, got {value!r:.60}", example, number)
-    found: list[Nugget] = []
-    for entry in value:
-        if not isinstance(entry, dict) or set(entry) - {"text", "vital"} or "text" not in entry:
-            raise EvalInputError(
-                path, f'each nugget must be {{"text": ..., "vital": ...}}, got {entry!r:.60}', example, number
-            )
-        text, vital = entry["text"], entry.get("vital", True)
-        if not isinstance(text, str) or not text.strip() or not isinstance(vital, bool):
-            raise EvalInputError(
-                path,
-                f"a nugget's text must be a non-empty string and vital true or false, got {entry!r:.60}",
-                example,
-                number,
-            )
-        found.append(Nugget(text, vital))
-    return found
-
-
 def _not_relevant(
-    path: Path, number: int, item: dict[str, Any], relevant: dict[str, int], corpus: dict[str, Document]
+    path: Path, number: int, ids: list[str], relevant: dict[str, int], corpus: dict[str, Document]
 ) -> list[str]:
     """`not_relevant`: ids of documents judged not relevant (trec_eval's grade 0)."""
-    ids = _strings(path, number, item, "not_relevant")
     for doc_id in ids:
         if doc_id in relevant:
             raise EvalInputError(
@@ -255,19 +191,6 @@ def _not_relevant(
     if len(set(ids)) != len(ids):
         raise EvalInputError(path, "'not_relevant' lists a document twice", "list each id once", number)
     return ids
-
-
-def _provenance(path: Path, number: int, item: dict[str, Any]) -> list[dict[str, Any]]:
-    """`provenance`: who judged what and when ({"by", "at", ...} each; `add-judgments` writes it)."""
-    value = item.get("provenance", [])
-    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
-        raise EvalInputError(
-            path,
-            f"'provenance' must be a list of objects, got {value!r:.60}",
-            'write e.g. "provenance": [{"by": "ana", "at": "2026-12-03T10:00:00Z"}], or leave it out',
-            number,
-        )
-    return value
 
 
 def _unique(path: Path, number: int, ident: Any, seen: dict[str, int]) -> str:
@@ -424,25 +347,45 @@ def load_corpus(path: Path) -> dict[str, Document]:
     return documents
 
 
+class _QuestionLine(Line):
+    """A line of the golden set (module docstring); `passages` and `history` are read by their
+    own readers, against the documents and the turns."""
+
+    id: NonEmpty
+    question: NonEmpty
+    relevant: Annotated[
+        dict[str, Any],  # each grade checked below, with the corpus
+        Field(description="an object mapping document ids to grades", examples=[{"doc-id": 3}]),
+    ]
+    must_include: Strings = Field(default_factory=list)
+    answerable: Flag = True
+    tags: Strings = Field(default_factory=list)
+    must_pass: Flag = False
+    passages: Any = None
+    reference: NonEmpty | None = None
+    nuggets: Annotated[
+        list[Nugget],
+        Field(
+            description='a list of {"text": ..., "vital": true or false} (vital by default)',
+            examples=[[{"text": "30 days"}, {"text": "by card", "vital": False}]],
+        ),
+    ] = Field(default_factory=list)
+    not_relevant: Strings = Field(default_factory=list)
+    provenance: Annotated[Objects, Field(examples=[[{"by": "ana", "at": "2026-12-03T10:00:00Z"}]])] = Field(
+        default_factory=list
+    )
+    history: Any = None
+
+
 def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set") -> list[Question]:
     """Read golden.jsonl; every relevant document must exist in `corpus`. `what` names the
     file in errors ("holdout" for the hidden split, which has the same format)."""
     questions: list[Question] = []
     seen: dict[str, int] = {}
-    required = {"id", "question", "relevant"}
-    optional = {"must_include", "answerable", "tags", "must_pass", "passages", "reference", "nuggets"}
-    optional |= {"not_relevant", "provenance", "history"}
     for number, item in json_lines(path, what):
-        _check_keys(path, number, item, required, optional)
-        qid = _unique(path, number, item["id"], seen)
-        relevant = item["relevant"]
-        if not isinstance(relevant, dict):
-            raise EvalInputError(
-                path,
-                f"'relevant' must be an object mapping document ids to grades, got {relevant!r}",
-                'write e.g. "relevant": {"doc-id": 3}',
-                number,
-            )
+        line = checked(_QuestionLine, item, path, number)
+        qid = _unique(path, number, line.id, seen)
+        relevant = line.relevant
         for doc_id, grade in relevant.items():
             if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
                 raise EvalInputError(
@@ -460,7 +403,7 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                     "fix the id, or add the document to the corpus",
                     number,
                 )
-        answerable = _flag(path, number, item, "answerable", default=True)
+        answerable = line.answerable
         if answerable and not relevant:
             raise EvalInputError(
                 path,
@@ -475,48 +418,43 @@ def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set
                 'empty "relevant", or set "answerable": true',
                 number,
             )
-        must_include = _strings(path, number, item, "must_include")
-        if must_include and not answerable:
+        if line.must_include and not answerable:
             raise EvalInputError(
                 path,
                 "an unanswerable question cannot have must_include facts (the right answer is to abstain)",
                 'empty "must_include", or set "answerable": true',
                 number,
             )
-        reference = _text(path, number, item, "reference") if "reference" in item else None
-        nuggets = _nuggets(path, number, item)
-        if (reference is not None or nuggets) and not answerable:
+        if (line.reference is not None or line.nuggets) and not answerable:
             raise EvalInputError(
                 path,
                 "an unanswerable question cannot have a reference or nuggets (its right answer: abstain)",
                 'remove "reference" and "nuggets", or set "answerable": true',
                 number,
             )
-        must_pass = _flag(path, number, item, "must_pass", default=False)
-        if must_pass and not answerable:
+        if line.must_pass and not answerable:
             raise EvalInputError(
                 path,
                 "a must-pass question must be answerable (it must retrieve its documents)",
                 'set "must_pass": false',
                 number,
             )
-        tags = _strings(path, number, item, "tags")
-        check_tags(path, number, tags)
+        check_tags(path, number, line.tags)
         questions.append(
             Question(
                 id=qid,
-                question=_text(path, number, item, "question"),
+                question=line.question,
                 relevant=dict(relevant),
-                must_include=must_include,
+                must_include=list(line.must_include),
                 answerable=answerable,
-                tags=tags,
-                must_pass=must_pass,
+                tags=list(line.tags),
+                must_pass=line.must_pass,
                 line=number,
                 passages=_passages(path, number, item, relevant, corpus),
-                reference=reference,
-                nuggets=nuggets,
-                not_relevant=_not_relevant(path, number, item, relevant, corpus),
-                provenance=_provenance(path, number, item),
+                reference=line.reference,
+                nuggets=list(line.nuggets),
+                not_relevant=_not_relevant(path, number, list(line.not_relevant), relevant, corpus),
+                provenance=list(line.provenance),
                 history=read_history(path, number, item),
             )
         )

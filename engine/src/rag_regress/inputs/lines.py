@@ -12,19 +12,21 @@ What types cannot say (an id used twice, a document the corpus lacks) the reader
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from ..errors import EvalInputError
 
 
 class Line(BaseModel):
-    """The base of a line's model: undeclared keys refused, nothing coerced."""
+    """The base of a line's model: undeclared keys refused (the types below coerce nothing)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _not_blank(value: str) -> str:
@@ -33,42 +35,60 @@ def _not_blank(value: str) -> str:
     return value
 
 
-Text = Annotated[str, Field(description="a string")]
-NonEmpty = Annotated[str, AfterValidator(_not_blank), Field(description="a non-empty string")]
-Flag = Annotated[bool, Field(description="true or false")]
+# Each type strict (no coercion), so that a nested part (a dataclass) may be read from its object.
+Text = Annotated[str, Strict(), Field(description="a string")]
+NonEmpty = Annotated[str, Strict(), AfterValidator(_not_blank), Field(description="a non-empty string")]
+Flag = Annotated[bool, Strict(), Field(description="true or false")]
 Strings = Annotated[list[NonEmpty], Field(description="a list of non-empty strings")]
 Objects = Annotated[list[dict[str, Any]], Field(description="a list of objects")]
 
 M = TypeVar("M", bound=Line)
 
 
-def checked(model: type[M], item: dict[str, Any], path: Path, number: int) -> M:
-    """Line `number` of `path`, `item`, as `model`; EvalInputError at that line otherwise."""
+def _description(annotation: Any) -> str | None:
+    """The description a type inside an optional field declares (`NonEmpty | None`)."""
+    for part in get_args(annotation):
+        described = next(
+            (m.description for m in getattr(part, "__metadata__", ()) if isinstance(m, FieldInfo)), None
+        )
+        if described:
+            return described
+    return None
+
+
+def checked(model: type[M], item: dict[str, Any], path: Path, number: int, fix: str | None = None) -> M:
+    """Line `number` of `path`, `item`, as `model`; EvalInputError at that line otherwise,
+    with `fix` when given (a file a tool wrote is made again, not edited by hand)."""
     try:
         return model.model_validate(item)
     except ValidationError as error:
-        raise _refusal(model, item, error, path, number) from None
+        refusal = _refusal(model, item, error, path, number)
+        if fix is not None:
+            refusal = EvalInputError(path, refusal.problem, fix, number)
+        raise refusal from None
 
 
 def _refusal(
     model: type[Line], item: dict[str, Any], error: ValidationError, path: Path, number: int
 ) -> EvalInputError:
     """The first mistake of a line in the engine's words: the keys missing, else the keys
-    unknown, else the first value of the wrong type (its key's description says the fix)."""
+    unknown, else the first key whose value is wrong (its description says what it must be;
+    its example, when it declares one, is the fix)."""
     errors = error.errors(include_url=False)
-    keys = [str(e["loc"][0]) if e["loc"] else "" for e in errors]
-    missing = [key for key, e in zip(keys, errors, strict=True) if e["type"] == "missing"]
+    top = [(str(e["loc"][0]), e["type"]) for e in errors if len(e["loc"]) == 1]
+    missing = [key for key, kind in top if kind == "missing"]
     if missing:
         return EvalInputError(path, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}", number)
-    unknown = [key for key, e in zip(keys, errors, strict=True) if e["type"] == "extra_forbidden"]
+    unknown = [key for key, kind in top if kind == "extra_forbidden"]
     declared = ", ".join(sorted(model.model_fields))
     if unknown:
         return EvalInputError(
             path, f"unknown key(s): {', '.join(unknown)}", f"use only these keys: {declared}", number
         )
-    key = keys[0]
+    key = str(errors[0]["loc"][0])
     field = model.model_fields[key]
-    wanted = field.description or "as documented"
-    return EvalInputError(
-        path, f"{key!r} must be {wanted}, got {item.get(key)!r:.60}", f"write {key!r} as {wanted}", number
-    )
+    wanted = field.description or _description(field.annotation) or "as documented"
+    fix = f"write {key!r} as {wanted}"
+    if field.examples:
+        fix = f"write e.g. {json.dumps({key: field.examples[0]})[1:-1]}"  # "key": value
+    return EvalInputError(path, f"{key!r} must be {wanted}, got {item.get(key)!r:.60}", fix, number)
