@@ -169,6 +169,9 @@ def test_accepted_candidates_become_questions_and_rejected_ones_do_not(project: 
             "accepted question 'c' has no document graded 1 or more",
         ),
         ({**graded("q1"), "status": "accepted"}, "origin 'question' with status 'accepted'"),
+        ({key: v for key, v in graded("q1").items() if key != "question"}, "missing key(s): question"),
+        ({**graded("q1"), "question": 5}, "'question' must be a non-empty string, got 5"),
+        ({**graded("q1"), "judgments": [1]}, "'judgments' must be an object mapping document ids to grades"),
     ],
 )
 def test_a_bad_item_names_its_file_and_line_and_nothing_is_written(

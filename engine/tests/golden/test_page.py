@@ -188,7 +188,13 @@ BAD_CANDIDATES = [
         json.dumps(candidate("cand-0009", {TWO_FA: 3}, passages=[{"doc": TWO_FA, "start": 5, "end": 9999}])),
         "offsets",
     ),
-    (json.dumps(candidate("cand-0009", {TWO_FA: 3}, status="maybe")), "status 'maybe'"),
+    (
+        json.dumps(candidate("cand-0009", {TWO_FA: 3}, status="maybe")),
+        """'status' must be "candidate" or "dropped", got 'maybe'""",
+    ),
+    (json.dumps(candidate("cand-0009", {TWO_FA: 3}) | {"question": " "}), "'question' must be a non-empty"),
+    (json.dumps(candidate("cand-0009", {TWO_FA: 3}) | {"nuggets": ["x"]}), "'nuggets' must be a list of"),
+    (json.dumps(candidate("cand-0009", {TWO_FA: 3}) | {"answerable": "yes"}), "'answerable' must be true or"),
     (json.dumps(candidate("cand-0001", {TWO_FA: 3})), "first used on line 1"),
 ]
 

@@ -115,6 +115,7 @@ from ..calling.retries import RetryPolicy
 from ..errors import EvalInputError, ExitCode
 from ..inputs.data import find_quote, load_corpus, load_golden, parse_json_lines
 from ..inputs.files import check_output
+from ..inputs.lines import checked
 from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..net.http import Deadline, OutOfTime
 from ..net.parse import loads
@@ -125,6 +126,7 @@ from ..settings.config import Config
 from ..settings.schema import GOLDEN_KINDS, GoldenSettings
 from ..terminal import interactive
 from ..text.words import ENGLISH_STOPWORDS
+from .candidates import CandidateLine
 
 PROMPT_VERSION = "1"
 PROMPT = Path(__file__).with_name(f"generate_prompt_v{PROMPT_VERSION}.txt")
@@ -474,23 +476,17 @@ def _bad_line(path: Path, number: int, problem: str) -> EvalInputError:
 
 
 def _check_line(path: Path, number: int, line: dict[str, Any]) -> None:
+    """A line to resume from: a candidates line (golden/candidates.py) of one of the plan's
+    slots, of a kind `golden generate` writes, recording the seed it was generated with."""
     missing = [key for key in LINE_KEYS if key not in line]
     if missing:
         raise _bad_line(path, number, f"missing key(s): {', '.join(missing)}")
-    slot, provenance = line["slot"], line["provenance"]
-    if isinstance(slot, bool) or not isinstance(slot, int) or slot < 0:
-        raise _bad_line(path, number, f"slot must be a whole number of 0 or more, got {slot!r:.40}")
-    if line["status"] not in ("candidate", "dropped"):
-        raise _bad_line(path, number, f'status must be "candidate" or "dropped", got {line["status"]!r:.40}')
+    checked(CandidateLine, line, path, number, REWRITE_FIX)
     if line["kind"] not in GOLDEN_KINDS:
         raise _bad_line(path, number, f"kind {line['kind']!r:.40} is none of: {', '.join(GOLDEN_KINDS)}")
-    if not isinstance(line["id"], str) or not line["id"].strip():
-        raise _bad_line(path, number, f"id must be a non-empty string, got {line['id']!r:.40}")
-    seed = provenance.get("seed") if isinstance(provenance, dict) else None
+    seed = line["provenance"].get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise _bad_line(path, number, f"provenance must hold the seed, got {provenance!r:.60}")
-    if not isinstance(line.get("question", ""), str) or not isinstance(line.get("relevant", {}), dict):
-        raise _bad_line(path, number, "question must be a string and relevant an object")
+        raise _bad_line(path, number, f"provenance must hold the seed, got {line['provenance']!r:.60}")
 
 
 # A line `golden generate` writes starts so (json.dumps of a record: "id" first, "cand-..."):

@@ -70,11 +70,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ConfigDict, Field
+
 from ..answers.settings import JudgeTable
 from ..api import Document
 from ..errors import EvalInputError, ExitCode
-from ..inputs.data import MAX_GRADE, json_lines, load_corpus, load_golden
+from ..inputs.data import MAX_GRADE, Grades, json_lines, load_corpus, load_golden
 from ..inputs.files import check_output, write_atomic
+from ..inputs.lines import Line, NonEmpty, Text, checked
 from ..inputs.reading import QUESTIONS_LIMIT, read_data
 from ..run_files import named_inputs
 from ..settings.config import Config
@@ -161,31 +164,35 @@ def read_judgments(path: Path, corpus: dict[str, Document]) -> Judgments:
     return Judgments(path, by, at, items)
 
 
+class _ItemLine(Line):
+    """A graded item of a judgments file. Keys beyond these (answerable, reference, nuggets,
+    passages, provenance, kind, tags: what the page carried or a grader edited) are kept as
+    the item's `extra`."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: NonEmpty
+    origin: Text
+    status: Text
+    question: NonEmpty
+    judgments: Grades = Field(default_factory=dict)
+
+
 def _item(path: Path, number: int, value: dict[str, Any], corpus: dict[str, Document]) -> Item:
-    ident, origin, status, question = (value.get(key) for key in ("id", "origin", "status", "question"))
-    if not isinstance(ident, str) or not ident.strip():
-        raise _fail(path, number, "'id' must be a non-empty string", "keep the id the page wrote")
+    line = checked(_ItemLine, value, path, number)
+    ident, origin, status = line.id, line.origin, line.status
     if origin not in ORIGINS or status not in ORIGINS[origin]:
         allowed = "; ".join(f"{o}: {', '.join(sorted(s))}" for o, s in ORIGINS.items())
         raise _fail(path, number, f"origin {origin!r} with status {status!r}", f"use one of {allowed}")
-    if not isinstance(question, str) or not question.strip():
-        raise _fail(
-            path, number, f"item {ident!r}: 'question' must be a non-empty string", "write the question"
-        )
-    grades = value.get("judgments", {})
-    if not isinstance(grades, dict):
-        raise _fail(path, number, f"item {ident!r}: 'judgments' must be an object", 'e.g. {"doc-id": 2}')
-    for doc_id, grade in grades.items():
+    for doc_id, grade in line.judgments.items():
         if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
             raise _fail(path, number, f"item {ident!r}: grade of {doc_id!r} is {grade!r}", "grade 0 to 3")
         if doc_id not in corpus:
             raise _fail(
                 path, number, f"item {ident!r}: document {doc_id!r} is not in the corpus", "fix the id"
             )
-    extra = {
-        key: value[key] for key in value if key not in {"id", "origin", "status", "question", "judgments"}
-    }
-    return Item(ident, origin, status, question.strip(), dict(grades), number, extra)
+    extra = dict(line.model_extra or {})
+    return Item(ident, origin, status, line.question.strip(), dict(line.judgments), number, extra)
 
 
 # -- agreement between files ------------------------------------------------------------------

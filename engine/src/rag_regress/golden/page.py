@@ -54,7 +54,10 @@ from ..api import Document
 from ..errors import EvalInputError, ExitCode
 from ..inputs.data import MAX_GRADE, Question, json_lines, load_corpus, load_golden
 from ..inputs.files import write_atomic
+from ..inputs.lines import checked
 from ..settings.config import Config
+from .candidates import CandidateLine
+from .pool import PoolLine
 
 TEXT_LIMIT = 4_000  # characters of a document's text shown; a longer one is cut around its passage
 INDEX_LIMIT = 50_000  # corpus documents offered by the add-question form's picker
@@ -78,8 +81,8 @@ def _lines(path: Path, what: str, fix: str) -> list[tuple[int, dict[str, Any]]]:
     return list(json_lines(path, what, missing_fix=fix))
 
 
-def _need(path: Path, number: int, line: dict[str, Any], keys: tuple[str, ...], fix: str) -> None:
-    missing = [key for key in keys if key not in line]
+def _need(path: Path, number: int, given: Iterable[str], keys: tuple[str, ...], fix: str) -> None:
+    missing = [key for key in keys if key not in given]
     if missing:
         raise _fail(path, number, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}; {fix}")
 
@@ -90,28 +93,20 @@ def _doc_id(path: Path, number: int, value: Any, corpus: dict[str, Document], wh
     return value
 
 
-def _candidate(path: Path, number: int, line: dict[str, Any], corpus: dict[str, Document]) -> dict[str, Any]:
+def _candidate(path: Path, number: int, line: CandidateLine, corpus: dict[str, Document]) -> dict[str, Any]:
     """The page's item for one "candidate" line of a candidates file, checked."""
     fix = "`rag-regress golden generate` writes every key; regenerate the line"
     unknown = "fix the id, or regenerate the candidates from this corpus (`rag-regress golden generate`)"
-    _need(path, number, line, ("question", "relevant"), fix)
-    question = line["question"]
-    if not isinstance(question, str) or not question.strip():
-        raise _fail(path, number, f"'question' must be a non-empty string, got {question!r:.60}", fix)
-    relevant = line["relevant"]
-    if not isinstance(relevant, dict):
-        raise _fail(path, number, f"'relevant' must map document ids to grades, got {relevant!r:.60}", fix)
+    _need(path, number, line.model_fields_set, ("question", "relevant"), fix)
+    if not line.question.strip():
+        raise _fail(path, number, f"'question' must be a non-empty string, got {line.question!r:.60}", fix)
+    relevant = line.relevant
     for doc, grade in relevant.items():
         _doc_id(path, number, doc, corpus, "relevant", unknown)
         if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_GRADE:
             raise _fail(path, number, f"grade of {doc!r} must be 1 to {MAX_GRADE}, got {grade!r:.20}", fix)
-    passages = line.get("passages", [])
     spans: dict[str, list[tuple[int, int]]] = {}
-    if not isinstance(passages, list):
-        raise _fail(path, number, f"'passages' must be a list, got {passages!r:.60}", fix)
-    for entry in passages:
-        if not isinstance(entry, dict):
-            raise _fail(path, number, f"each passage must be an object, got {entry!r:.60}", fix)
+    for entry in line.passages:
         doc = _doc_id(path, number, entry.get("doc"), corpus, "passage", unknown)
         start: Any = entry.get("start")  # checked on the next lines
         end: Any = entry.get("end")
@@ -126,28 +121,17 @@ def _candidate(path: Path, number: int, line: dict[str, Any], corpus: dict[str, 
                 fix,
             )
         spans.setdefault(doc, []).append((start, end))
-    reference, nuggets = line.get("reference"), line.get("nuggets", [])
-    if reference is not None and not isinstance(reference, str):
-        raise _fail(path, number, f"'reference' must be a string or null, got {reference!r:.60}", fix)
-    if not isinstance(nuggets, list) or not all(
-        isinstance(n, dict) and isinstance(n.get("text"), str) and isinstance(n.get("vital", True), bool)
-        for n in nuggets
-    ):
-        raise _fail(path, number, f"'nuggets' must be a list of {{text, vital}}, got {nuggets!r:.60}", fix)
-    why = WHY_LOGGED if line.get("kind") == "logs" else WHY_SOURCE
-    answerable = line.get("answerable", True)
-    if not isinstance(answerable, bool):
-        raise _fail(path, number, f"'answerable' must be true or false, got {answerable!r:.20}", fix)
+    why = WHY_LOGGED if line.kind == "logs" else WHY_SOURCE
     return {
-        "id": line["id"],
+        "id": line.id,
         "origin": "candidate",
-        "kind": str(line.get("kind", "")),
-        "question": question,
-        "answerable": answerable,
-        "reference": reference,
-        "nuggets": [{"text": n["text"], "vital": n.get("vital", True)} for n in nuggets],
-        "passages": passages,
-        "provenance": line.get("provenance", {}),
+        "kind": line.kind,
+        "question": line.question,
+        "answerable": line.answerable,
+        "reference": line.reference,
+        "nuggets": [{"text": n.text, "vital": n.vital} for n in line.nuggets],
+        "passages": line.passages,
+        "provenance": line.provenance,
         "docs": [_doc(corpus[doc], grade, [why], spans.get(doc, [])) for doc, grade in relevant.items()],
     }
 
@@ -156,16 +140,13 @@ def _candidates(path: Path, corpus: dict[str, Document]) -> list[dict[str, Any]]
     """The items of a candidates file: its "candidate" lines (a "dropped" one is skipped)."""
     items: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for number, line in _lines(path, "candidates", "run `rag-regress golden generate`, or fix the path"):
-        _need(path, number, line, ("id", "status"), "each line is one candidate")
-        ident, status = line["id"], line["status"]
-        if not isinstance(ident, str) or not ident.strip() or ident in seen:
-            why = f"first used on line {seen[ident]}" if ident in seen else "not a non-empty string"
-            raise _fail(path, number, f"id {ident!r:.60} is {why}", "give every candidate its own id")
-        seen[ident] = number
-        if status not in ("candidate", "dropped"):
-            raise _fail(path, number, f"status {status!r:.40} is unknown", 'use "candidate" or "dropped"')
-        if status == "candidate":
+    for number, value in _lines(path, "candidates", "run `rag-regress golden generate`, or fix the path"):
+        line = checked(CandidateLine, value, path, number)
+        if line.id in seen:
+            first = f"id {line.id!r:.60} is first used on line {seen[line.id]}"
+            raise _fail(path, number, first, "give every candidate its own id")
+        seen[line.id] = number
+        if line.status == "candidate":
             items.append(_candidate(path, number, line, corpus))
     return items
 
@@ -176,23 +157,15 @@ def _pool(
     """{question id: {unjudged document: why it is shown}} from a pool file, checked."""
     pooled: dict[str, dict[str, list[str]]] = {}
     fix = "regenerate it with `rag-regress pool` from this golden set"
-    for number, line in _lines(path, "pool", "run `rag-regress pool`, or fix the path"):
-        _need(path, number, line, ("id", "docs"), fix)
-        ident, docs = line["id"], line["docs"]
-        if not isinstance(ident, str) or ident not in golden:
-            raise _fail(path, number, f"question {ident!r:.60} is not in the golden set", fix)
-        if not isinstance(docs, list):
-            raise _fail(path, number, f"'docs' must be a list, got {docs!r:.60}", fix)
-        shown = pooled.setdefault(ident, {})
-        for entry in docs:
-            if not isinstance(entry, dict) or "doc" not in entry:
-                raise _fail(path, number, f'each of \'docs\' must be {{"doc", "in"}}, got {entry!r:.60}', fix)
-            doc = _doc_id(path, number, entry["doc"], corpus, "docs", fix)
-            where = entry.get("in", [])
-            if not isinstance(where, list) or not set(where) <= WHY_POOL.keys():
-                raise _fail(path, number, f"'in' of {doc!r} must list baseline and/or candidate", fix)
+    for number, value in _lines(path, "pool", "run `rag-regress pool`, or fix the path"):
+        line = checked(PoolLine, value, path, number, fix)
+        if line.id not in golden:
+            raise _fail(path, number, f"question {line.id!r:.60} is not in the golden set", fix)
+        shown = pooled.setdefault(line.id, {})
+        for entry in line.docs:
+            doc = _doc_id(path, number, entry.doc, corpus, "docs", fix)
             reasons = shown.setdefault(doc, [])
-            reasons += [WHY_POOL[run] for run in sorted(where) if WHY_POOL[run] not in reasons]
+            reasons += [WHY_POOL[run] for run in sorted(entry.in_) if WHY_POOL[run] not in reasons]
     return pooled
 
 

@@ -17,14 +17,34 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from ..api import Document
 from ..errors import ExitCode
 from ..inputs.files import write_atomic
+from ..inputs.lines import Line, NonEmpty, Text
 from ..inputs.reports import Report
 
 BASELINE, CANDIDATE = "baseline", "candidate"
+
+
+class Pooled(Line):
+    """A document of a pool line, and whose top k it was in."""
+
+    doc: Text
+    in_: list[Literal["baseline", "candidate"]] = Field(default_factory=list, alias="in")
+
+
+class PoolLine(Line):
+    """A line of a pool file (module doc), as the grading page reads it (golden/page.py)."""
+
+    id: NonEmpty
+    question: Text = ""
+    docs: Annotated[
+        list[Pooled], Field(description='a list of {"doc": a document id, "in": baseline and/or candidate}')
+    ]
 
 
 def unjudged_pool(

@@ -347,29 +347,33 @@ def load_corpus(path: Path) -> dict[str, Document]:
     return documents
 
 
+# A line's documents and their grades: each grade is checked by the reader, with the corpus.
+Grades = Annotated[
+    dict[str, Any], Field(description="an object mapping document ids to grades", examples=[{"doc-id": 3}])
+]
+Nuggets = Annotated[
+    list[Nugget],
+    Field(
+        description='a list of {"text": ..., "vital": true or false} (vital by default)',
+        examples=[[{"text": "30 days"}, {"text": "by card", "vital": False}]],
+    ),
+]
+
+
 class _QuestionLine(Line):
     """A line of the golden set (module docstring); `passages` and `history` are read by their
     own readers, against the documents and the turns."""
 
     id: NonEmpty
     question: NonEmpty
-    relevant: Annotated[
-        dict[str, Any],  # each grade checked below, with the corpus
-        Field(description="an object mapping document ids to grades", examples=[{"doc-id": 3}]),
-    ]
+    relevant: Grades
     must_include: Strings = Field(default_factory=list)
     answerable: Flag = True
     tags: Strings = Field(default_factory=list)
     must_pass: Flag = False
     passages: Any = None
     reference: NonEmpty | None = None
-    nuggets: Annotated[
-        list[Nugget],
-        Field(
-            description='a list of {"text": ..., "vital": true or false} (vital by default)',
-            examples=[[{"text": "30 days"}, {"text": "by card", "vital": False}]],
-        ),
-    ] = Field(default_factory=list)
+    nuggets: Nuggets = Field(default_factory=list)
     not_relevant: Strings = Field(default_factory=list)
     provenance: Annotated[Objects, Field(examples=[[{"by": "ana", "at": "2026-12-03T10:00:00Z"}]])] = Field(
         default_factory=list

@@ -40,6 +40,7 @@ Text = Annotated[str, Strict(), Field(description="a string")]
 NonEmpty = Annotated[str, Strict(), AfterValidator(_not_blank), Field(description="a non-empty string")]
 Flag = Annotated[bool, Strict(), Field(description="true or false")]
 Strings = Annotated[list[NonEmpty], Field(description="a list of non-empty strings")]
+Object = Annotated[dict[str, Any], Field(description="an object")]
 Objects = Annotated[list[dict[str, Any]], Field(description="a list of objects")]
 
 M = TypeVar("M", bound=Line)
