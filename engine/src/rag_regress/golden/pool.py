@@ -34,7 +34,9 @@ class Pooled(Line):
     """A document of a pool line, and whose top k it was in."""
 
     doc: Text
-    in_: list[Literal["baseline", "candidate"]] = Field(default_factory=list, alias="in")
+    in_: list[Literal["baseline", "candidate"]] = Field(
+        default_factory=list, alias="in", description='a list of "baseline" and/or "candidate"'
+    )
 
 
 class PoolLine(Line):

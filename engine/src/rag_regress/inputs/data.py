@@ -371,14 +371,14 @@ class _QuestionLine(Line):
     answerable: Flag = True
     tags: Strings = Field(default_factory=list)
     must_pass: Flag = False
-    passages: Any = None
+    passages: Annotated[Any, Field(description="a list of passages, checked against their documents")] = None
     reference: NonEmpty | None = None
     nuggets: Nuggets = Field(default_factory=list)
     not_relevant: Strings = Field(default_factory=list)
     provenance: Annotated[Objects, Field(examples=[[{"by": "ana", "at": "2026-12-03T10:00:00Z"}]])] = Field(
         default_factory=list
     )
-    history: Any = None
+    history: Annotated[Any, Field(description="a list of turns, checked as a conversation")] = None
 
 
 def load_golden(path: Path, corpus: dict[str, Document], what: str = "golden set") -> list[Question]:

@@ -46,6 +46,24 @@ Objects = Annotated[list[dict[str, Any]], Field(description="a list of objects")
 M = TypeVar("M", bound=Line)
 
 
+def keys_table(model: type[Line]) -> str:
+    """The keys of a line's model as a markdown table (key, default, what it must be): the
+    tables of docs/formats.md, which a test compares with these declarations."""
+    rows = ["| key | default | must be |", "| --- | --- | --- |"]
+    for name, field in model.model_fields.items():
+        wanted = field.description or _description(field.annotation) or "-"
+        rows.append(f"| `{field.alias or name}` | {_default(field)} | {wanted} |")
+    return "\n".join(rows)
+
+
+def _default(field: FieldInfo) -> str:
+    """A key's default as the docs show it: "required", or its JSON value."""
+    if field.is_required():
+        return "required"
+    value = field.default_factory() if field.default_factory else field.default  # type: ignore[call-arg]
+    return f"`{json.dumps(value)}`"
+
+
 def _description(annotation: Any) -> str | None:
     """The description a type inside an optional field declares (`NonEmpty | None`)."""
     for part in get_args(annotation):
