@@ -136,9 +136,10 @@ class TomlExtension(Extension):
 
 
 def choice_parts(kind: str) -> dict[str, Any]:
-    """The part files of one kind of choice ("retrievers"), by the choice's name, each as the
-    template's files import it: its `set` values are attributes (module, extra, torch,
-    secret_env, service). For the template's own noxfile and tests; a bake never calls it."""
+    """The part files of one kind of choice ("retrievers", "generators", "judges"), by the
+    choice's name, each as the template's files import it: its `set` values are attributes
+    (a retriever's extra, torch, secret_env, service). For the template's own noxfile and
+    tests; a bake never calls it."""
     environment = Environment(loader=FileSystemLoader(TEMPLATES))
     return {
         path.stem: environment.get_template(f"{kind}/{path.name}").module

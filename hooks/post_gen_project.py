@@ -14,7 +14,7 @@ standard library only. Idempotent; never runs git, prompts or touches the networ
   becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise, or
   when the system is the team's own service or LLM (http, openai), the project starts
   without a baseline and says how to make one.
-- prompts/ (the LLM generator's prompt) only when the generator is `openai`.
+- prompts/ (the LLM generator's prompt) only when the rendered [generation] names a prompt in it.
 """
 
 from __future__ import annotations
@@ -27,9 +27,11 @@ from pathlib import Path
 
 ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
 
-# A generator the template cannot run for a team (its LLM): no baseline can ship. A retriever
-# that calls the team's own service is one without a shipped baseline (evals/baselines/).
-OWN_SERVICES = {"generator": {"openai"}}
+# What the chosen generator needs is what its part file (templates/generators/NAME.jinja) rendered
+# into eval.toml's [generation]: a `base_url` is a server the template cannot run for a team (no
+# baseline can ship), a `prompt` under prompts/ keeps that folder. A retriever that calls the
+# team's own service is one without a shipped baseline (evals/baselines/).
+GENERATION = re.compile(r"(?ms)^\[generation\]$(.*?)(?=^\[)")
 COMMIT = re.compile(r"[0-9a-f]{40}")
 # Git URLs a team's CI can reach; a bare path (or a file: URL not given by the user) is not one.
 REMOTE = re.compile(r"^(?:(?:https?|ssh|git|file)://|git\+|[\w.-]+@[\w.-]+:)")
@@ -155,11 +157,9 @@ def main() -> int:
             f"NOTE: the engine is pinned as {requirement} (no git URL and commit of the template known). "
             "Generate from the template's git URL, or with cruft, to pin its commit (README, 'The engine')."
         )
-    services = [
-        f"the {part} {ANSWERS.get(part)}"
-        for part, names in OWN_SERVICES.items()
-        if ANSWERS.get(part) in names
-    ]
+    found = GENERATION.search((project / "eval.toml").read_text(encoding="utf-8"))
+    generation = found.group(1) if found else ""
+    services = [f"the generator {ANSWERS['generator']}"] if re.search(r"(?m)^base_url = ", generation) else []
     shipped, placed = (
         project / "evals" / "baselines" / f"{ANSWERS['retriever']}.json",
         project / "evals" / "baseline.json",
@@ -178,7 +178,7 @@ def main() -> int:
         )
     if note:
         print(f"NOTE: {note}")
-    if ANSWERS.get("generator", "stand-in") != "openai":
+    if not re.search(r'(?m)^prompt = "prompts/', generation):
         shutil.rmtree(project / "prompts", ignore_errors=True)
     return 0
 

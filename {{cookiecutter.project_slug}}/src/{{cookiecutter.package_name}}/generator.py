@@ -1,3 +1,4 @@
+{%- import "generators/" ~ cookiecutter.generator ~ ".jinja" as generator -%}
 """YOUR FILE: the generator under test. eval.toml's [system] names `build_generator`.
 
 `build_generator(retriever, documents, options)` returns any object with
@@ -47,22 +48,10 @@ from __future__ import annotations
 from typing import Any
 
 from rag_regress import Answer, Context, Document, Generator, Retriever, looks_like_abstention
-{%- if cookiecutter.generator == "openai" %}
-from rag_regress.adapters import openai
-{%- else %}
-from rag_regress.answers import stand_in
-{%- endif %}
+{{- generator.imports() }}
 
 __all__ = ["Answer", "Context", "build_generator", "looks_like_abstention"]
 
 
 def build_generator(retriever: Retriever, documents: list[Document], options: dict[str, Any]) -> Generator:
-{%- if cookiecutter.generator == "openai" %}
-    """Your LLM behind an OpenAI-compatible endpoint, with the prompt in prompts/answer.txt and
-    the passages your retriever finds (every [generation] option: the docstring of
-    rag_regress.adapters.openai)."""
-    return openai.build(retriever, documents, options)
-{%- else %}
-    """The shipped stand-in (the best passage, or abstain), configured by [generation]."""
-    return stand_in.build(retriever, documents, options)
-{%- endif %}
+{{- generator.build() }}
