@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -55,9 +56,31 @@ def test_no_template_file_or_hook_tests_a_choice_by_name() -> None:
     assert named == []
 
 
-def test_a_new_retriever_choice_is_one_part_file_and_one_line(tmp_path: Path) -> None:
+def bake_a_new_choice(
+    tmp_path: Path, kind: str, like: str, name: str, replacements: dict[str, str]
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """Add choice `name` of `kind` as a team would: a copy of `like`'s part file with
+    `replacements`, and one line at the end of cookiecutter.json's list; bake it."""
     template = copy_template(tmp_path / "template")
-    part = (ROOT / "templates" / "retrievers" / "bm25.jinja").read_text(encoding="utf-8")
+    part = (ROOT / "templates" / f"{kind}s" / f"{like}.jinja").read_text(encoding="utf-8")
+    for old, new in replacements.items():
+        assert old in part, old
+        part = part.replace(old, new)
+    (template / "templates" / f"{kind}s" / f"{name}.jinja").write_text(part, encoding="utf-8")
+    context_file = template / "cookiecutter.json"
+    lines = context_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    last = f'    "{ANSWERS[kind][-1]}"\n'
+    at = lines.index(last)
+    lines[at : at + 1] = [last.replace('"\n', '",\n'), f'    "{name}"\n']  # the one line (and a comma)
+    context_file.write_text("".join(lines), encoding="utf-8")
+    assert json.loads(context_file.read_text(encoding="utf-8"))[kind][-1] == name
+    result = bake_cli(tmp_path / "out", f"{kind}={name}", template=template)
+    assert result.returncode == 0, result.stderr
+    (project,) = (tmp_path / "out").iterdir()
+    return project, result
+
+
+def test_a_new_retriever_choice_is_one_part_file_and_one_line(tmp_path: Path) -> None:
     replacements = {
         '{%- set extra = "" %}': '{%- set extra = "tfidf" %}',
         "{%- set torch = false %}": "{%- set torch = true %}",
@@ -67,20 +90,7 @@ def test_a_new_retriever_choice_is_one_part_file_and_one_line(tmp_path: Path) ->
         "k1 = [0.6, 0.9, 1.2]\nb = [0.3, 0.4, 0.75]": 'field = ["body", "title"]',
         "The shipped retriever is `bm25`, configured by `[retriever]`.": "Keyword search over the body.",
     }
-    for old, new in replacements.items():
-        assert old in part, old
-        part = part.replace(old, new)
-    (template / "templates" / "retrievers" / "keyword.jinja").write_text(part, encoding="utf-8")
-    context_file = template / "cookiecutter.json"
-    lines = context_file.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = lines.index('    "http"\n')
-    lines[at : at + 1] = ['    "http",\n', '    "keyword"\n']  # the one line (and http's comma)
-    context_file.write_text("".join(lines), encoding="utf-8")
-    assert json.loads(context_file.read_text(encoding="utf-8"))["retriever"][-1] == "keyword"
-
-    result = bake_cli(tmp_path / "out", "retriever=keyword", template=template)
-    assert result.returncode == 0, result.stderr
-    (project,) = (tmp_path / "out").iterdir()
+    project, result = bake_a_new_choice(tmp_path, "retriever", "bm25", "keyword", replacements)
     settings = (project / "eval.toml").read_text(encoding="utf-8")
     assert re.search(r'^\[retriever\]\n#.*\nfield = "body"\n\n\[generation\]', settings, re.M), settings
     assert re.search(r"^min_score = 7\.5 ", settings, re.M)
@@ -102,28 +112,13 @@ def test_a_new_generator_choice_is_one_part_file_and_one_line(tmp_path: Path) ->
     its own key): its [generation] lines, README paragraph, key and prompt folder come from its
     part file; the hook keeps prompts/ and ships no baseline, as for any generator with a
     base_url, without a name of its own anywhere else."""
-    template = copy_template(tmp_path / "template")
-    part = (ROOT / "templates" / "generators" / "openai.jinja").read_text(encoding="utf-8")
     replacements = {
         '{%- set secret_env = "OPENAI_API_KEY" %}': '{%- set secret_env = "VLLM_API_KEY" %}',
         'model = "gpt-4o-mini"            # the model the endpoint serves': 'model = "served-model"',
         'api_key_env = "OPENAI_API_KEY"': 'api_key_env = "VLLM_API_KEY"',
         "The shipped generator asks your LLM": "The shipped generator asks your vLLM server",
     }
-    for old, new in replacements.items():
-        assert old in part, old
-        part = part.replace(old, new)
-    (template / "templates" / "generators" / "vllm.jinja").write_text(part, encoding="utf-8")
-    context_file = template / "cookiecutter.json"
-    lines = context_file.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = lines.index('    "openai"\n')
-    lines[at : at + 1] = ['    "openai",\n', '    "vllm"\n']  # the one line (and openai's comma)
-    context_file.write_text("".join(lines), encoding="utf-8")
-    assert json.loads(context_file.read_text(encoding="utf-8"))["generator"][-1] == "vllm"
-
-    result = bake_cli(tmp_path / "out", "generator=vllm", template=template)
-    assert result.returncode == 0, result.stderr
-    (project,) = (tmp_path / "out").iterdir()
+    project, result = bake_a_new_choice(tmp_path, "generator", "openai", "vllm", replacements)
     settings = (project / "eval.toml").read_text(encoding="utf-8")
     assert re.search(r'^model = "served-model"\napi_key_env = "VLLM_API_KEY"', settings, re.M), settings
     assert re.search(r'^flip_rule = "net" ', settings, re.M), "a model that rewords is gated by net flips"
