@@ -483,19 +483,21 @@ def test_two_pages_of_one_title_never_share_saved_work(
 ) -> None:
     """Work is kept per title and per items graded (their digest): a second page of the same
     default title opens empty, and the first still finds its work."""
+    from playwright.sync_api import expect  # waits for the page's script (a loaded CI machine is slow)
+
     first, second = tmp_path / "first.html", tmp_path / "second.html"
     write_page(first, page_items(corpus, golden, candidates=candidates), corpus, "Grading: demo")
     write_page(second, page_items(corpus, golden, pool=pool), corpus, "Grading: demo")
     page.goto(first.as_uri())
     accept_and_add(page)
-    assert page.text_content("#progress") == "2 of 3 graded (2 by you)"
+    expect(page.locator("#progress")).to_have_text("2 of 3 graded (2 by you)")
 
     page.goto(second.as_uri())
-    assert page.text_content("#progress") == "0 of 1 graded"  # not the first page's added question
+    expect(page.locator("#progress")).to_have_text("0 of 1 graded")  # not the first page's added question
     assert page.input_value("#name") == "" and page.locator("#list li").count() == 1
     page.goto(first.as_uri())
-    assert page.text_content("#progress") == "2 of 3 graded (2 by you)"
-    assert page.input_value("#name") == "Ana"
+    expect(page.locator("#progress")).to_have_text("2 of 3 graded (2 by you)")
+    expect(page.locator("#name")).to_have_value("Ana")
 
 
 def test_an_unanswerable_questions_documents_can_only_be_graded_0(

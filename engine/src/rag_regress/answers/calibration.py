@@ -49,6 +49,7 @@ from ..errors import EvalInputError, shown_path
 from ..inputs.data import _unique, json_lines
 from ..inputs.files import sha256_file, write_atomic
 from ..inputs.lines import Flag, Line, NonEmpty, Objects, Strings, checked
+from ..render.table import aligned
 from .judges import Verdict, build_judge
 from .settings import JudgeSettings
 from .verdicts import asked_of, judged
@@ -507,8 +508,8 @@ def measured(settings: JudgeSettings) -> str:
     return "Judge agreement: not measured for this judge and its settings (run `calibrate`)"
 
 
-def _figure(value: float | None, width: int) -> str:
-    return f"{'n/a':>{width}}" if value is None else f"{value:{width}.3f}"
+def _figure(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _interval(value: list[float] | None) -> str:
@@ -544,46 +545,62 @@ def format_calibration(result: dict[str, Any]) -> str:
         if not found["n"]:
             lines += ["", f"{title}: no example judged{left_out}"]
             continue
-        lines += [
-            "",
-            f"{title}: {found['n']} examples ({found['unsupported']} unsupported){left_out}",
-            f"  {'threshold':<22} {'accuracy':>8} {'precision':>9} {'recall':>6} {'kappa':>6}"
-            "   (positive = unsupported)",
-        ]
-        rows = [("configured", result["threshold"], found)]
+        lines += ["", f"{title}: {found['n']} examples ({found['unsupported']} unsupported){left_out}"]
+        rows: list[list[object]] = [["threshold", "accuracy", "precision", "recall", "kappa"]]
+        at = [("configured", result["threshold"], found)]
         if "best_threshold" in found:
-            rows.append(("best (max kappa)", found["best_threshold"], found["at_best"]))
-        for name, threshold, row in rows:
-            lines.append(
-                f"  {name + f' {threshold:.3f}':<22} {row['accuracy']:8.3f} {row['precision']:9.3f} "
-                f"{row['recall']:6.3f} {_figure(row['kappa'], 6)}"
-            )
+            at.append(("best (max kappa)", found["best_threshold"], found["at_best"]))
+        rows += [
+            [
+                f"{name} {threshold:.3f}",
+                f"{row['accuracy']:.3f}",
+                f"{row['precision']:.3f}",
+                f"{row['recall']:.3f}",
+                _figure(row["kappa"]),
+            ]
+            for name, threshold, row in at
+        ]
+        lines += aligned(rows, right={1, 2, 3, 4})
+        lines[-len(rows)] += "   (positive = unsupported)"
         lines.append(
             f"  kappa 95% interval {_interval(found['kappa_95'])}; faithful claims flagged: "
             + ("n/a" if found["false_alarms"] is None else f"{found['false_alarms']:.0%}")
         )
         if len(found["per_domain"]) > 1 or NO_DOMAIN not in found["per_domain"]:
-            lines.append(
-                f"  {'domain':<20} {'n':>3} {'accuracy':>8} {'kappa':>6}  95% interval  faithful flagged"
-            )
+            rows = [["domain", "n", "accuracy", "kappa", "95% interval", "faithful flagged"]]
             for domain in domain_order(found["per_domain"]):
                 entry = found["per_domain"][domain]
                 alarms = "n/a" if entry["false_alarms"] is None else f"{entry['false_alarms']:.0%}"
-                lines.append(
-                    f"  {domain:<20} {entry['n']:>3} {entry['accuracy']:8.3f} {_figure(entry['kappa'], 6)}  "
-                    f"{_interval(entry['kappa_95']):<12}  {alarms:>6}"
+                rows.append(
+                    [
+                        domain,
+                        entry["n"],
+                        f"{entry['accuracy']:.3f}",
+                        _figure(entry["kappa"]),
+                        _interval(entry["kappa_95"]),
+                        alarms,
+                    ]
                 )
-        lines.append(f"  {'kind':<28} {'n':>3} {'accuracy':>8}  faithful passed  unsupported caught")
-        for kind, entry in found["per_kind"].items():
-            lines.append(
-                f"  {kind:<28} {entry['n']:>3} {entry['accuracy']:8.3f}  "
-                f"{entry['passed']:>6}/{entry['faithful']:<8}  {entry['caught']:>10}/{entry['unsupported']}"
-            )
+            lines += aligned(rows, right={1, 2, 3, 5})
+        rows = [["kind", "n", "accuracy", "faithful passed", "unsupported caught"]]
+        rows += [
+            [
+                kind,
+                entry["n"],
+                f"{entry['accuracy']:.3f}",
+                f"{entry['passed']}/{entry['faithful']}",
+                f"{entry['caught']}/{entry['unsupported']}",
+            ]
+            for kind, entry in found["per_kind"].items()
+        ]
+        lines += aligned(rows, right={1, 2, 3, 4})
         if found["per_finding"]:
-            lines.append(f"  {'finding':<12} {'found':>5} {'precision':>9}  fails a claim")
-            for name, entry in found["per_finding"].items():
-                fails = "yes" if entry["fails"] else "no"
-                lines.append(f"  {name:<12} {entry['found']:>5} {entry['precision']:9.3f}  {fails}")
+            rows = [["finding", "found", "precision", "fails a claim"]]
+            rows += [
+                [name, entry["found"], f"{entry['precision']:.3f}", "yes" if entry["fails"] else "no"]
+                for name, entry in found["per_finding"].items()
+            ]
+            lines += aligned(rows, right={1, 2})
         if isinstance(found["disagreements"], int):
             lines.append(
                 f"  disagreements at the configured threshold: {found['disagreements']} "
@@ -612,23 +629,24 @@ def format_comparison(result: dict[str, Any]) -> str:
     ]
     splits = dict.fromkeys(split for r in result["backends"].values() for split in r["splits"])
     for split in splits:
-        lines += ["", f"{split}:", f"  {'domain':<20} " + " ".join(f"{name:>16}" for name in names)]
         domains = domain_order(
             d for r in result["backends"].values() for d in r["splits"].get(split, {}).get("per_domain", {})
         )
+        rows: list[list[object]] = [["domain", *names]]
         for domain in [*domains, "all"]:
-            cells = []
+            cells: list[object] = [domain]
             for name in names:
                 found = result["backends"][name]["splits"].get(split)
                 entry = (
                     None if found is None else (found if domain == "all" else found["per_domain"].get(domain))
                 )
                 if entry is None or "kappa" not in entry:  # nothing judged there
-                    cells.append(f"{'-':>16}")
+                    cells.append("-")
                     continue
                 alarms = "n/a" if entry["false_alarms"] is None else f"{entry['false_alarms']:.0%}"
-                cells.append(f"{_figure(entry['kappa'], 6).strip() + f' ({alarms})':>16}")
-            lines.append(f"  {domain:<20} " + " ".join(cells))
+                cells.append(f"{_figure(entry['kappa'])} ({alarms})")
+            rows.append(cells)
+        lines += ["", f"{split}:", *aligned(rows, right=range(1, len(names) + 1))]
         skipped = [
             (name, r["splits"].get(split, {}).get("not_judged", 0)) for name, r in result["backends"].items()
         ]

@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import EvalInputError, ExitCode
 from ..gate.acceptance import must_pass_missed, not_lower
 from ..inputs.files import write_atomic
+from ..render.table import aligned
 from ..retrieval.batch import compute, judge_rankings
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import found_and_missing
@@ -193,14 +194,15 @@ def format_comparison(result: Comparison, must_pass: list[str], show_all: bool =
     SHOWN_IDS ids and a count: a classic test collection has hundreds of relevant documents
     per query, and the queries that did not change say nothing about the change."""
     names = (result.baseline, result.candidate)
-    width = max(6, *(len(name) for name in names))  # at least a value's width (0.1234)
+    width = max(len(name) for name in names)  # the per-query lines' run names, aligned
     shown = None if show_all else SHOWN_IDS
     total = len(result.scores[result.baseline])
     lines = [f"Macro averages over {total} queries"]
-    lines.append(f"  {'metric':<12} {result.baseline:>{width}} {result.candidate:>{width}}   delta")
+    macro: list[list[object]] = [["metric", *names, "delta"]]
     for metric in compare_metrics(result.k):
         before, after = (result.macro[name][str(metric)] for name in names)
-        lines.append(f"  {metric!s:<12} {before:>{width}.4f} {after:>{width}.4f} {after - before:+8.4f}")
+        macro.append([metric, f"{before:.4f}", f"{after:.4f}", f"{after - before:+.4f}"])
+    lines += aligned(macro, right={1, 2, 3})
     lines += ["", "Checks"]
     lines += [f"  {'PASS' if c.passed else 'FAIL'}  {c.name} ({c.detail})" for c in result.checks]
     missed = result.missed(result.candidate)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..gate.stats import format_p
 from ..render.html import render_page
+from ..render.table import aligned
 
 if TYPE_CHECKING:
     from .command import Row, SweepResult
@@ -69,10 +70,7 @@ def _summary(result: SweepResult) -> list[str]:
 def console_text(result: SweepResult) -> str:
     rows = [HEADERS, *(_cells(row, result) for row in result.rows)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
-    table = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
-    ]
-    table.insert(1, "  ".join("-" * width for width in widths))
+    table = aligned([*rows[:1], ["-" * width for width in widths], *rows[1:]], indent="")
     text = [f"Sweep: {result.metric}", *table, "", *_summary(result)]
     if result.adopt:
         text += ["", "to adopt the winner, set in eval.toml:", *(f"  {line}" for line in result.adopt)]
