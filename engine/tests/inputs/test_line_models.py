@@ -83,3 +83,14 @@ def test_the_docs_show_each_formats_keys_as_the_models_declare_them() -> None:
     docs = (ENGINE_ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
     for model in MODELS:
         assert keys_table(model) in docs, f"{model.__name__}:\n{keys_table(model)}"
+
+
+def test_a_key_written_under_another_name_is_named_as_written() -> None:
+    """A key that is a Python word is declared under an alias ("in"): errors name it as the
+    file writes it."""
+    with pytest.raises(EvalInputError) as caught:
+        checked(Pooled, {"doc": "d", "in": ["mine"]}, Path("pool.jsonl"), 2)
+    assert caught.value.problem.startswith('\'in\' must be a list of "baseline" and/or "candidate"')
+    with pytest.raises(EvalInputError) as caught:
+        checked(Pooled, {"doc": "d", "in_": []}, Path("pool.jsonl"), 2)
+    assert caught.value.fix == "use only these keys: doc, in"

@@ -98,14 +98,15 @@ def _refusal(
     missing = [key for key, kind in top if kind == "missing"]
     if missing:
         return EvalInputError(path, f"missing key(s): {', '.join(missing)}", f"add {missing[0]!r}", number)
+    fields = {field.alias or name: field for name, field in model.model_fields.items()}  # as written
     unknown = [key for key, kind in top if kind == "extra_forbidden"]
-    declared = ", ".join(sorted(model.model_fields))
     if unknown:
+        declared = ", ".join(sorted(fields))
         return EvalInputError(
             path, f"unknown key(s): {', '.join(unknown)}", f"use only these keys: {declared}", number
         )
     key = str(errors[0]["loc"][0])
-    field = model.model_fields[key]
+    field = fields[key]
     wanted = field.description or _description(field.annotation) or "as documented"
     fix = f"write {key!r} as {wanted}"
     if field.examples:
