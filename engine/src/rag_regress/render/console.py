@@ -14,6 +14,7 @@ from ..gate.stats import format_p as p_text
 from ..gate.variation import most_variable
 from ..inputs.reports import AnswerResult, QuestionResult, Report
 from .inert import inert
+from .table import aligned
 from .view import CheckListing, GateView, MetricProblem, MetricRow, QuestionIssue, cut
 
 
@@ -73,12 +74,12 @@ def _summary(report: Report) -> list[str]:
     slices = {tag: piece for tag, piece in report.slices.items() if piece.evaluated}
     if slices:
         lines += ["", "Slices by tag (n = evaluated questions):"]
-        tag_width = max([len(tag) for tag in slices] + [3])
-        header = " ".join(f"{n:>{max(6, len(n))}}" for n in names)
-        lines.append(f"  {'tag':{tag_width}} {'n':>4}  {header}")
-        for tag, piece in slices.items():
-            values = " ".join(f"{_number((piece.metrics or {}).get(n)):>{max(6, len(n))}}" for n in names)
-            lines.append(f"  {tag:{tag_width}} {piece.evaluated:>4}  {values}")
+        rows: list[list[object]] = [["tag", "n", *names]]
+        rows += [
+            [tag, piece.evaluated, *(_number((piece.metrics or {}).get(n)).strip() for n in names)]
+            for tag, piece in slices.items()
+        ]
+        lines += aligned(rows, right=range(1, len(names) + 2))
         minimum = report.settings.get("stats", {}).get("min_slice_size", 0)
         small = [tag for tag, piece in slices.items() if piece.evaluated < minimum]
         if small:
@@ -276,26 +277,26 @@ def console_verdict(view: GateView) -> str:
     lines.append(f"  ({view.judge_trust})")
     lines += [f"  ({view.corrected})"] if view.corrected else []
     if view.slices:
-        width = max(len(row.tag) for row in [*view.slices]) if view.slices else 3
-        width = max(width, 3)
         lines.append("  Slices: delta (adjusted p; * significant, - too small to test)")
-        lines.append(f"  {'tag':{width}} {'n':>4}  " + " ".join(f"{m:>18}" for m in view.slice_metrics))
+        table: list[list[object]] = [["tag", "n", *view.slice_metrics]]
         for srow in view.slices:
-            cells = []
+            cells: list[object] = [srow.tag, srow.n]
             for cell in srow.cells:
-                if cell.delta is None:
-                    cells.append("-".rjust(18))
-                    continue
                 star = "*" if cell.significant_drop else " "
-                cells.append(f"{cell.delta:+.3f} ({p_text(cell.p_adjusted)}){star}".rjust(18))
-            lines.append(f"  {srow.tag:{width}} {srow.n:>4}  " + " ".join(cells))
+                shown = f"{cell.delta:+.3f} ({p_text(cell.p_adjusted)}){star}"
+                cells.append("- " if cell.delta is None else shown)  # "- ": aligned with the stars' column
+            table.append(cells)
+        lines += aligned(table, right=range(1, len(view.slice_metrics) + 2))
     if view.holdout:
         lines.append(
             f"Holdout {view.holdout_file}: {view.holdout_evaluated} evaluated "
             f"(dev: {view.counts.evaluated}); gap = dev - holdout"
         )
-        lines.append(f"  {'metric':<12} {'dev':>7} {'holdout':>8} {'gap':>7}")
-        lines += [f"  {name:<12} {dev:7.3f} {held:8.3f} {gap:+7.3f}" for name, dev, held, gap in view.holdout]
+        holdout: list[list[object]] = [["metric", "dev", "holdout", "gap"]]
+        holdout += [
+            [name, f"{dev:.3f}", f"{held:.3f}", f"{gap:+.3f}"] for name, dev, held, gap in view.holdout
+        ]
+        lines += aligned(holdout, right={1, 2, 3})
     lines += [f"warning: {warning}" for warning in view.warnings]
     lines += [f"note: {note}" for note in view.notes]
     lines += [f"advisory, not failing the gate: {line}" for line in view.advisory]
