@@ -251,6 +251,7 @@ def test_golden_questions_carry_references_and_nuggets(tmp_path: Path) -> None:
         ({"nuggets": [{"text": "x", "vital": "yes"}]}, "got [{'text': 'x', 'vital': 'yes'}]"),
         ({"nuggets": [{"text": "x", "weight": 2}]}, "'nuggets' must be"),
         ({"reference": ""}, "'reference' must be a non-empty string"),
+        ({"reference": None}, "'reference' must be a non-empty string, got None"),
         ({"answerable": False, "relevant": {}}, "an unanswerable question cannot have a reference"),
     ]:
         with pytest.raises(EvalInputError) as caught:

@@ -94,3 +94,12 @@ def test_a_key_written_under_another_name_is_named_as_written() -> None:
     with pytest.raises(EvalInputError) as caught:
         checked(Pooled, {"doc": "d", "in_": []}, Path("pool.jsonl"), 2)
     assert caught.value.fix == "use only these keys: doc, in"
+
+
+def test_a_key_that_may_be_left_out_is_never_null() -> None:
+    """A candidate's slot (its default, None: import-logs and hand-made lines may lack one) is
+    never written as null, as golden generate's resume reads it."""
+    assert checked(CandidateLine, {"id": "c", "status": "dropped"}, Path("c.jsonl"), 1).slot is None
+    with pytest.raises(EvalInputError) as caught:
+        checked(CandidateLine, {"id": "c", "status": "dropped", "slot": None}, Path("c.jsonl"), 4)
+    assert caught.value.problem == "'slot' must be a whole number of 0 or more, got None"

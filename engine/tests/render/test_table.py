@@ -27,3 +27,8 @@ def test_a_control_character_is_shown_as_its_escape_and_counted_as_printed() -> 
 def test_short_rows_and_no_rows_lay_out() -> None:
     assert aligned([]) == []
     assert aligned([["a", "b"], ["long"]]) == ["  a     b", "  long"]
+
+
+def test_a_ruled_table_has_a_dash_row_as_wide_as_each_column() -> None:
+    lines = aligned([["name", "n"], ["x\x07", 12]], right={1}, indent="", ruled=True)
+    assert lines == ["name    n", "-----  --", "x\\x07  12"]

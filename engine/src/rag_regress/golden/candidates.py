@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, Strict
 
 from ..inputs.data import Grades, Nuggets
-from ..inputs.lines import Flag, Line, NonEmpty, Object, Objects, Text
+from ..inputs.lines import Flag, Line, NonEmpty, NotNull, Object, Objects, Text
 
 
 class CandidateLine(Line):
@@ -25,7 +25,9 @@ class CandidateLine(Line):
 
     id: NonEmpty
     status: Annotated[Literal["candidate", "dropped"], Field(description='"candidate" or "dropped"')]
-    slot: Annotated[int, Strict(), Field(ge=0, description="a whole number of 0 or more")] | None = None
+    slot: Annotated[
+        Annotated[int, Strict(), Field(ge=0, description="a whole number of 0 or more")] | None, NotNull
+    ] = None
     kind: Text = ""
     question: Text = ""  # a dropped line's may be empty; a candidate's the page requires
     relevant: Grades = Field(default_factory=dict)

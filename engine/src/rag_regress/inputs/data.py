@@ -61,7 +61,7 @@ from pydantic import ConfigDict, Field
 from ..api import Document
 from ..errors import EvalInputError
 from .conversation import TURN_TAG, Said, Turn, as_asked, check_tags, read_history, turn_number
-from .lines import Flag, Line, NonEmpty, Objects, Strings, Text, checked
+from .lines import Flag, Line, NonEmpty, NotNull, Objects, Strings, Text, checked
 from .reading import CORPUS_LIMIT, QUESTIONS_LIMIT, parse_json, read_data
 
 MAX_GRADE = 30  # 10,000 * (2**30 - 1) < 2**53: gains stay exact (module docstring)
@@ -372,7 +372,7 @@ class _QuestionLine(Line):
     tags: Strings = Field(default_factory=list)
     must_pass: Flag = False
     passages: Annotated[Any, Field(description="a list of passages, checked against their documents")] = None
-    reference: NonEmpty | None = None
+    reference: Annotated[NonEmpty | None, NotNull] = None
     nuggets: Nuggets = Field(default_factory=list)
     not_relevant: Strings = Field(default_factory=list)
     provenance: Annotated[Objects, Field(examples=[[{"by": "ana", "at": "2026-12-03T10:00:00Z"}]])] = Field(

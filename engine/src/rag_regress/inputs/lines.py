@@ -35,6 +35,15 @@ def _not_blank(value: str) -> str:
     return value
 
 
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise PydanticCustomError("null", "is null")
+    return value
+
+
+# A key that may be left out (its default, None, is not validated) but is never written as null.
+NotNull = AfterValidator(_not_null)
+
 # Each type strict (no coercion), so that a nested part (a dataclass) may be read from its object.
 Text = Annotated[str, Strict(), Field(description="a string")]
 NonEmpty = Annotated[str, Strict(), AfterValidator(_not_blank), Field(description="a non-empty string")]

@@ -14,15 +14,20 @@ from collections.abc import Collection, Sequence
 from .inert import show_controls
 
 
-def aligned(rows: Sequence[Sequence[object]], right: Collection[int] = (), indent: str = "  ") -> list[str]:
+def aligned(
+    rows: Sequence[Sequence[object]], right: Collection[int] = (), indent: str = "  ", ruled: bool = False
+) -> list[str]:
     """`rows` (the first usually the header) as lines: each cell shown with str() and made
     inert, its column padded to the widest cell, left-aligned, or right-aligned for the
-    column indexes in `right` (numbers); two spaces between columns, no trailing spaces."""
+    column indexes in `right` (numbers); two spaces between columns, no trailing spaces.
+    `ruled`: a row of dashes under the first, each as wide as its column."""
     cells = [[show_controls(str(cell)) for cell in row] for row in rows]
     widths = [
         max((len(row[i]) for row in cells if i < len(row)), default=0)
         for i in range(max(map(len, cells), default=0))
     ]
+    if ruled and cells:
+        cells.insert(1, ["-" * width for width in widths])
     return [
         (
             indent

@@ -68,9 +68,7 @@ def _summary(result: SweepResult) -> list[str]:
 
 
 def console_text(result: SweepResult) -> str:
-    rows = [HEADERS, *(_cells(row, result) for row in result.rows)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
-    table = aligned([*rows[:1], ["-" * width for width in widths], *rows[1:]], indent="")
+    table = aligned([HEADERS, *(_cells(row, result) for row in result.rows)], indent="", ruled=True)
     text = [f"Sweep: {result.metric}", *table, "", *_summary(result)]
     if result.adopt:
         text += ["", "to adopt the winner, set in eval.toml:", *(f"  {line}" for line in result.adopt)]
