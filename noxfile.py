@@ -82,7 +82,9 @@ def engine(session: nox.Session) -> None:
     project = nox.project.load_toml(str(ENGINE / "pyproject.toml"))
     group = nox.project.dependency_groups(project, "test")
     session.install("-e", f"{ENGINE}[tfidf,dense,qdrant]", *torch(session), *group)
-    env = dict(OFFLINE)
+    # Bytecode written even where PYTHONDONTWRITEBYTECODE is set: the tests start hundreds of
+    # engine processes, and each would compile the engine again (227 s -> 202 s).
+    env = {**OFFLINE, "PYTHONDONTWRITEBYTECODE": ""}
     scifact = ROOT.parent / "shared" / "datasets" / "scifact" / "corpus.jsonl"
     if scifact.is_file():  # every SciFact sentence supported by its own document (the judge)
         env["RAG_EVAL_SELF_SUPPORT_CORPUS"] = str(scifact)
