@@ -60,7 +60,7 @@ def torch(session: nox.Session) -> list[str]:
     reads pip.conf (a local CPU build's folder, PyTorch's CPU index) and uv does not, so pip
     chooses the file and uv installs it, compiled as pip would (else, with
     PYTHONDONTWRITEBYTECODE set, every process compiles torch again): the engine's session
-    installs in 35 s instead of 93 s."""
+    installs in 31 s instead of 93 s."""
     if session.venv_backend != "uv":
         return [TORCH]
     folder = ROOT / ".nox" / "_wheels"
@@ -68,7 +68,8 @@ def torch(session: nox.Session) -> list[str]:
         sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), TORCH,
         external=True, success_codes=[0, 1], silent=True,
     )  # fmt: skip
-    wheels = sorted(folder.glob(f"torch-{TORCH.split('==')[1]}*.whl"))
+    python = f"cp{sys.version_info.major}{sys.version_info.minor}"  # pip fetched it for this Python
+    wheels = sorted(folder.glob(f"torch-{TORCH.split('==')[1]}*-{python}-*.whl"))
     if not wheels:  # no pip beside nox, or no wheel for this machine: uv resolves the pin
         session.log(f"pip could not fetch {TORCH}: {str(fetched)[-300:]}")
         return ["--compile-bytecode", TORCH]
