@@ -202,7 +202,7 @@ def section(
                 metrics = [names.parse_metric(m) for m in ("ndcg@10", "recall@100")]
                 ranked_ids = [found for found, _ in rankings[who]]
                 judged = batch.judge_rankings(ranked_ids, [qrels[q] for q in ids])
-                values = batch.compute(judged, metrics)
+                values = names.compute(judged, metrics)
                 ndcg, recall = float(values["ndcg@10"].mean()), float(values["recall@100"].mean())
                 figures[f"bm25.{name}.{who}.ndcg@10"] = ndcg
                 figures[f"bm25.{name}.{who}.recall@100"] = recall

@@ -54,7 +54,7 @@ def run(package: str, scifact: Path, precision: str, limit: int) -> dict[str, An
     ]
     search_s = time.perf_counter() - start
     metrics = [names.parse_metric(m) for m in ("ndcg@10", "recall@100")]
-    values = batch.compute(batch.judge_rankings(rankings, [qrels[q] for q in ids]), metrics)
+    values = names.compute(batch.judge_rankings(rankings, [qrels[q] for q in ids]), metrics)
     encoded = retriever.encoding.encoded
     return {
         "documents": len(documents),

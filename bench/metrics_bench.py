@@ -81,7 +81,7 @@ def ours(package: str, run: dict, qrels: dict) -> dict[str, dict[str, float]]:
     batch = importlib.import_module(f"{package}.retrieval.batch")
     names = importlib.import_module(f"{package}.retrieval.names")
     ids, judged = batch.judge_run(run, qrels)
-    values = batch.compute(judged, [names.parse_metric(m) for m, _, _ in METRICS])
+    values = names.compute(judged, [names.parse_metric(m) for m, _, _ in METRICS])
     return {"ids": ids, **values}
 
 

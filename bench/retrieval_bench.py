@@ -52,7 +52,7 @@ def evaluate_retriever(package: str, name: str, folder: Path, tokenizer: dict, o
 
     search_s, search_mib, rankings = measure(search_all, 1)
     metrics = [names.parse_metric(m) for m in ("ndcg@10", "recall@100")]
-    values = batch.compute(batch.judge_rankings(rankings, [qrels[q] for q in ids]), metrics)
+    values = names.compute(batch.judge_rankings(rankings, [qrels[q] for q in ids]), metrics)
     return {
         "index_s": index_s,
         "qps": len(ids) / search_s,

@@ -330,7 +330,7 @@ def _run(args: argparse.Namespace, system: System | None) -> int:
     try:
         from .dispatch import dispatch  # the engine's commands: imported by the process that runs one
 
-        return dispatch(args, system)
+        return dispatch(args, NEEDS[args.command], system)
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)
         discard_reports(args)

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from . import commands, run, run_files
-from .answers.calibration import calibrate, compare, format_calibration, format_comparison
+from .answers.calibration import calibrate, compare
 from .api import System
 from .calling.outputs import code_digest
-from .cli import NEEDS
 from .errors import EvalInputError, ExitCode
 from .execution.team_trace import raised, team_code_error
 from .golden.merge import run_add_judgments
@@ -34,6 +33,7 @@ from .interop.collections import read_beir, read_trec, run_import
 from .interop.compare import run_compare
 from .interop.export import export_qrels, export_run
 from .registry import Kind, UnknownPart, load, module_of
+from .render.calibration import format_calibration, format_comparison
 from .render.progress import Progress
 from .settings.config import Config, load_config
 from .settings.migrate import run_migrate
@@ -189,9 +189,10 @@ def command(*names: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     return register
 
 
-def dispatch(args: argparse.Namespace, system: System | None) -> int:
-    """Run one command; `system` is the team's unless a caller (a test) passes its own."""
-    needs, function = NEEDS[args.command], _COMMANDS[args.command]
+def dispatch(args: argparse.Namespace, needs: str, system: System | None) -> int:
+    """Run one command, given what it `needs` (cli.NEEDS); `system` is the team's unless a
+    caller (a test) passes its own."""
+    function = _COMMANDS[args.command]
     if needs == "files":
         return function(args)
     config = load_config(args.config)

@@ -47,3 +47,11 @@ class EvalInputError(Exception):
         where = f"{shown}:{self.line}" if self.line is not None else shown
         detail = f"\n{self.detail}" if self.detail else ""
         return f"{where}: {self.problem}{detail}\n  fix: {self.fix}"
+
+
+class SettingError(ValueError):
+    """A problem a validator of eval.toml found, with its fix; `key` when it is not where it was raised."""
+
+    def __init__(self, problem: str, fix: str, key: tuple[str, ...] | None = None):
+        super().__init__(problem)
+        self.fix, self.key = fix, key

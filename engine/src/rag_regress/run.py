@@ -66,8 +66,9 @@ from .inputs.reports import (
 )
 from .options import OptionsError
 from .render.progress import QUIET, Progress
-from .retrieval.batch import compute, judge_rankings
+from .retrieval.batch import judge_rankings
 from .retrieval.metrics import judged_at_k
+from .retrieval.names import compute
 from .retrieval.passages import report_section
 from .retrieval.ranking import Remembered, evaluated_order, found_and_missing, tie_warning
 from .retrieval.search import retrieve_all

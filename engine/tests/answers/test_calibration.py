@@ -396,6 +396,7 @@ def test_compare_runs_every_backend_on_the_same_rows(
 
     from rag_regress.answers import calibration
     from rag_regress.answers.settings import JudgeSettings
+    from rag_regress.render.calibration import format_comparison
 
     lexical = calibration.build_judge
     seen: dict[str, list[str]] = {}
@@ -421,7 +422,7 @@ def test_compare_runs_every_backend_on_the_same_rows(
     for found in result["backends"].values():
         assert list(found["per_domain"]) == ["team", "alpha", "zeta", "(none)"]
         assert found["labels_sha256"] == result["labels_sha256"]
-    out = calibration.format_comparison(result)
+    out = format_comparison(result)
     assert "lexical" in out and "nli" in out and "the team's own answers: 4 labels" in out
     kept = json.loads((tmp_path / ".cache" / "calibration.json").read_text(encoding="utf-8"))
     assert [entry["judge"]["name"] for entry in kept] == ["lexical"]

@@ -101,6 +101,24 @@ def test_a_judge_a_package_registers_reads_its_own_settings(plugin: str, tmp_pat
     assert load_config(lenient).judge.options.min_shared == 1
 
 
+def test_the_findings_its_module_declares_fail_a_sentence_unless_fail_on_is_written(
+    plugin: str, tmp_path: Path
+) -> None:
+    """A judge's default failing findings are its module's FAIL_ON, as the built-in ones'
+    are; they are in its identity, and [judge] fail_on still overrides them."""
+    module = tmp_path / "site" / "shared_words_judge.py"  # the plugin fixture's package
+    module.write_text(PLUGIN + '\nFAIL_ON = ("number", "polarity")\n', encoding="utf-8")
+    sys.modules.pop("shared_words_judge", None)
+    declared = load_config(project(tmp_path / "declared", "min_shared = 1")).judge
+    assert declared.failing() == ("number", "polarity")
+    assert declared.identity()["fail_on"] == ["number", "polarity"]
+    written = write_project(
+        tmp_path / "written",
+        config=TINY_CONFIG + '\n[judge]\nbackend = "shared_words"\nfail_on = ["name"]\n',
+    )
+    assert load_config(written).judge.failing() == ("name",)
+
+
 def test_its_settings_default_from_its_model(plugin: str, tmp_path: Path) -> None:
     config = write_project(tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "shared_words"\n')
     options = load_config(config).judge.options

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rag_regress.api import Hit
-from rag_regress.retrieval.batch import compute, judge_rankings, judge_run
-from rag_regress.retrieval.names import Metric, variants
+from rag_regress.retrieval.batch import judge_rankings, judge_run
+from rag_regress.retrieval.names import Metric, compute, variants
 from rag_regress.retrieval.ranking import trec_order
 
 DOC_IDS = [f"d{i}" for i in range(12)]

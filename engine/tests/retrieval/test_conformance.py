@@ -39,9 +39,9 @@ from hypothesis import strategies as st
 
 from conftest import evaluate_shipped, run_cli
 from rag_regress.api import Hit
-from rag_regress.retrieval.batch import compute, judge_run
+from rag_regress.retrieval.batch import judge_run
 from rag_regress.retrieval.metrics import condensed
-from rag_regress.retrieval.names import Metric, parse_metric, variants
+from rag_regress.retrieval.names import Metric, compute, parse_metric, variants
 from rag_regress.retrieval.ranking import trec_order
 from rag_regress.settings.config import load_config
 

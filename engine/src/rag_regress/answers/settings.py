@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 from pydantic import (
@@ -25,6 +26,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from ..errors import SettingError
 from ..execution.team_trace import raised, team_code_error
 from .judges import backends, judged_names, versioned
 
@@ -46,7 +48,9 @@ ANSWER_CHECKS = {
     "well_formed": "answer output with no defect: empty, reasoning block, template token, echo, cut",
     "judged": "share of the answer's judge items the judge gave a verdict (a model may skip some)",
 }
-DEFAULT_THRESHOLDS = {"lexical": 0.5, "nli": 0.5}  # lexical: max kappa on the tuning labels
+# Every judge's default (lexical: its kappa's maximum on the tuning labels; nli: an even
+# entailment probability; llm: a majority of votes).
+DEFAULT_THRESHOLD = 0.5
 DEFAULT_MODEL = "cross-encoder/nli-deberta-v3-small"
 
 # A table of eval.toml: an unknown key is refused (a typo would otherwise be ignored), and
@@ -71,17 +75,24 @@ def _settings_path(value: object, info: ValidationInfo) -> Path:
 SettingsPath = Annotated[Path, BeforeValidator(_settings_path)]
 
 
+def judge_module(backend: str) -> ModuleType | None:
+    """The module of judge `backend` (built in or registered by a package), or None when a
+    library it needs is missing (building it says which). A module that fails otherwise (a
+    syntax or name error: code the engine does not own) raises."""
+    module = backends().get(backend)
+    try:
+        return importlib.import_module(module) if module else None
+    except ImportError:
+        return None
+
+
 def own_settings(backend: str, config_path: Path, line: int | None) -> Any | None:
     """The model of judge `backend`'s own table, [judge.BACKEND]: the `Settings` class its
     module declares (a pydantic model or dataclass), or None when it declares none (the
-    built-in judges: their settings are [judge]'s) or a library it needs is missing (building
-    it says which). A module that fails otherwise (a syntax or name error: code the engine
-    does not own) is exit 2 at its own line, else at `config_path`:`line`."""
-    module = backends().get(backend)
+    built-in judges: their settings are [judge]'s) or cannot be imported for a missing library.
+    A module that fails otherwise is exit 2 at its own line, else at `config_path`:`line`."""
     try:
-        return getattr(importlib.import_module(module), "Settings", None) if module else None
-    except ImportError:
-        return None
+        return getattr(judge_module(backend), "Settings", None)
     except Exception as error:
         raise team_code_error(
             error,
@@ -90,11 +101,6 @@ def own_settings(backend: str, config_path: Path, line: int | None) -> Any | Non
             config_path,
             line,
         ) from None
-
-
-def _default_threshold(backend: object) -> float:
-    """Each judge's own default: their scores are on different scales."""
-    return DEFAULT_THRESHOLDS["nli" if backend == "nli" else "lexical"]
 
 
 @dataclass(frozen=True, config=TABLE)
@@ -107,7 +113,7 @@ class JudgeTable:
         "OpenAI-compatible API: docs/judges.md)",
     )
     threshold: StrictFloat = Field(
-        default_factory=lambda table: _default_threshold(table.get("backend")),
+        default=DEFAULT_THRESHOLD,
         ge=0,
         le=1,
         description="a sentence is supported when its best window scores at least this "
@@ -309,8 +315,6 @@ class JudgeTable:
         """backend = "llm" needs a server and a model, and a readable prompt when one is named."""
         if self.backend != "llm":
             return self
-        from ..settings.schema import SettingError  # that module builds on this one: imported here
-
         if self.base_url is None:
             raise SettingError(
                 'backend = "llm" needs base_url, the address of an OpenAI-compatible API',
@@ -353,19 +357,18 @@ class JudgeSettings(JudgeTable):
         return self.own.get(self.backend)
 
     def failing(self) -> tuple[str, ...]:
-        """The findings that fail a sentence: [judge] fail_on, else the backend's default."""
+        """The findings that fail a sentence: [judge] fail_on, else the judge's module's
+        `FAIL_ON` (none declared: none)."""
         if self.fail_on is not None:
             return tuple(self.fail_on)
-        from .judges import lexical, nli
-
-        return {"lexical": lexical.FAIL_ON, "nli": nli.FAIL_ON}.get(self.backend, ())
+        return tuple(getattr(judge_module(self.backend), "FAIL_ON", ()))
 
     def identity(self) -> dict[str, Any]:
-        """What produced the verdicts: recorded in every report, compared by the gate."""
-        if self.backend == "llm":  # the built judge's own identity (answers/llm/judge.py)
-            from .llm.judge import identity
-
-            return identity(self)
+        """What produced the verdicts: recorded in every report, compared by the gate. A judge
+        whose module declares `identity(settings)` (the llm judge's) says it whole."""
+        own = getattr(judge_module(self.backend), "identity", None)
+        if callable(own):
+            return dict(own(self))
         nli = self.backend == "nli"
         found = {
             **versioned(self.backend),

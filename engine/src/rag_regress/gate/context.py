@@ -1,24 +1,23 @@
 """What the gate's rules read: the two reports, the settings, and what was measured once for
 all of them (the paired tests, the flips, the questions with more unjudged documents).
 
-Built by `compare` (rules.py) after the refusals passed, so every metric the gate needs is in
+Built by `measure` (rules.py) after the refusals passed, so every metric the gate needs is in
 the baseline. The rules only decide: each reads the context and returns its findings.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..answers.trust import advisory_checks
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import GateSettings, StatsSettings
 from .drops import QuestionMoves
-from .flips import CheckFlips, find_flips
-from .pooling import more_unjudged
-from .significance import OVERALL, PairedComparison, PairedTest, compare_paired, stochastic_metrics
-from .variation import flaky_at_baseline
+from .significance import OVERALL, PairedComparison, PairedTest
+
+if TYPE_CHECKING:  # a type only: flips.py reads the context
+    from .flips import CheckFlips
 
 
 @dataclass
@@ -71,55 +70,3 @@ class GateContext:
             (was.metrics or {}).get(test.metric) if was is not None else None,
             (is_.metrics or {}).get(test.metric) if is_ is not None else None,
         )
-
-
-def measure(
-    report: Report, baseline: Report, gate: GateSettings, baseline_path: Path, stats: StatsSettings
-) -> GateContext:
-    """The context of the rules: the questions compared, the paired tests and the flips."""
-    flaky = flaky_at_baseline(baseline.settings.get("stochastic"), gate.max_variation)
-    paired_report, paired_baseline = report, baseline
-    if flaky:
-        paired_report = replace(report, questions=[r for r in report.questions if r.id not in flaky])
-        paired_baseline = replace(baseline, questions=[r for r in baseline.questions if r.id not in flaky])
-    gated = [*gate.retrieval_metrics, *gate.answer_metrics]
-    checks = gate.thresholds
-    moving = stochastic_metrics(list(gate.stochastic), list(dict.fromkeys([*gated, *checks])))
-    noise = (baseline.settings.get("stochastic") or {}).get("noise")
-    comparison = compare_paired(
-        paired_report,
-        paired_baseline,
-        gated,
-        gate.tolerance,
-        stats,
-        moving,
-        noise if isinstance(noise, dict) else None,
-        gate.power,
-    )
-    advisory = advisory_checks(report.receipt.get("calibration"))  # checks the judge has not earned
-    flips = find_flips(
-        paired_report,
-        paired_baseline,
-        checks,
-        {str(k): v for k, v in gate.allowed_flips.items()},
-        moving,
-        gate.flip_rule,
-        gate.allowed_net_loss,
-        stats,
-        advisory,
-    )
-    return GateContext(
-        report,
-        baseline,
-        gate,
-        stats,
-        baseline_path,
-        flaky,
-        paired_report,
-        paired_baseline,
-        comparison,
-        moving,
-        flips,
-        more_unjudged(report, baseline),
-        advisory,
-    )

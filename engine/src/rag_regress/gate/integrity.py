@@ -50,9 +50,9 @@ from typing import Any
 from ..answers.settings import ANSWER_CHECKS
 from ..errors import EvalInputError
 from ..inputs.reports import Counts, QuestionResult, Report
-from ..retrieval.batch import compute, judge_rankings
+from ..retrieval.batch import judge_rankings
 from ..retrieval.metrics import judged_at_k
-from ..retrieval.names import Metric, parse_metric
+from ..retrieval.names import Metric, compute, parse_metric
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12

@@ -38,25 +38,26 @@ RULES below, run in that order: their failures and notes, in order, are the verd
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..answers.trust import advisory_checks
 from ..inputs.reports import Report
 from ..settings.config import GateSettings, StatsSettings
-from .context import measure
+from .context import GateContext
 from .findings import ANSWER, RETRIEVAL, Failure, Rule, merge_questions
-from .flips import CheckFlips, NewlyFailing
+from .flips import CheckFlips, NewlyFailing, find_flips
 from .floors import Floors
 from .judge_trust import JudgeTrust
 from .membership import Membership
 from .must_pass import MustPass
-from .pooling import Pooling
+from .pooling import Pooling, more_unjudged
 from .refusals import REFUSALS
 from .regression import Regressions, paired_subset, regression_message
-from .significance import OVERALL, PairedComparison, PairedTest
+from .significance import OVERALL, PairedComparison, PairedTest, compare_paired, stochastic_metrics
 from .slice_floors import SliceFloors
-from .variation import Variation
+from .variation import Variation, flaky_at_baseline
 
 __all__ = ["RULES", "Failure", "GateResult", "compare", "paired_subset", "regression_message"]
 
@@ -158,3 +159,55 @@ def compare(
     result.flips = context.flips
     result.pooling = [qid for qid, _, _ in context.pooled]
     return result
+
+
+def measure(
+    report: Report, baseline: Report, gate: GateSettings, baseline_path: Path, stats: StatsSettings
+) -> GateContext:
+    """The context of the rules: the questions compared, the paired tests and the flips."""
+    flaky = flaky_at_baseline(baseline.settings.get("stochastic"), gate.max_variation)
+    paired_report, paired_baseline = report, baseline
+    if flaky:
+        paired_report = replace(report, questions=[r for r in report.questions if r.id not in flaky])
+        paired_baseline = replace(baseline, questions=[r for r in baseline.questions if r.id not in flaky])
+    gated = [*gate.retrieval_metrics, *gate.answer_metrics]
+    checks = gate.thresholds
+    moving = stochastic_metrics(list(gate.stochastic), list(dict.fromkeys([*gated, *checks])))
+    noise = (baseline.settings.get("stochastic") or {}).get("noise")
+    comparison = compare_paired(
+        paired_report,
+        paired_baseline,
+        gated,
+        gate.tolerance,
+        stats,
+        moving,
+        noise if isinstance(noise, dict) else None,
+        gate.power,
+    )
+    advisory = advisory_checks(report.receipt.get("calibration"))  # checks the judge has not earned
+    flips = find_flips(
+        paired_report,
+        paired_baseline,
+        checks,
+        {str(k): v for k, v in gate.allowed_flips.items()},
+        moving,
+        gate.flip_rule,
+        gate.allowed_net_loss,
+        stats,
+        advisory,
+    )
+    return GateContext(
+        report,
+        baseline,
+        gate,
+        stats,
+        baseline_path,
+        flaky,
+        paired_report,
+        paired_baseline,
+        comparison,
+        moving,
+        flips,
+        more_unjudged(report, baseline),
+        advisory,
+    )

@@ -31,8 +31,8 @@ from ..errors import EvalInputError, ExitCode
 from ..gate.acceptance import must_pass_missed, not_lower
 from ..inputs.files import write_atomic
 from ..render.table import aligned
-from ..retrieval.batch import compute, judge_rankings
-from ..retrieval.names import Metric, parse_metric
+from ..retrieval.batch import judge_rankings
+from ..retrieval.names import Metric, compute, parse_metric
 from ..retrieval.ranking import found_and_missing
 from .trec import AllQrels, Run, load_qrels, load_runs
 

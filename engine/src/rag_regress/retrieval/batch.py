@@ -27,15 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import chain, repeat
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .metrics import Qrels, Ranking
 from .ranking import as_float32
-
-if TYPE_CHECKING:  # names.py imports this module for its records' batch functions
-    from .names import Metric
 
 # Pairs compared per step when ranking relevant documents within a scored run: bounds the
 # temporary [pairs x depth] array to a few MB whatever the run's size.
@@ -419,14 +415,3 @@ def bpref(j: Judged) -> np.ndarray:
 def judged_at_k(j: Judged, k: int) -> np.ndarray:
     inside = (j.grade >= 0) & (j.rank <= k)
     return np.bincount(j.question[inside], minlength=j.questions) / k
-
-
-def compute(judged: Judged, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
-    """{metric name: one value per question}, equal to metrics.py's functions: each metric's
-    batch function is in its record (names.REGISTRY); a judged-only metric (`map_j`) reads the
-    condensed rankings (`Judged.condensed`, made once for all of them)."""
-    out = {}
-    for m in metrics:
-        j = judged.condensed if m.judged_only else judged
-        out[str(m)] = m.record.batch(j) if m.k is None else m.record.batch(j, m.k)
-    return out

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from . import batch, metrics
+from .batch import Judged
 from .metrics import Qrels, Ranking
 
 # Whether a metric's name takes `@k`: always, optionally (none: the whole ranking), or never.
@@ -191,7 +192,7 @@ KNOWN = ", ".join(record.spelling.replace(record.name, name, 1) for name, record
 class Metric:
     """A parsed metric name: a measure's record and its parameters, the cutoff `k` and
     `judged_only` (the `_j` spelling). Call it on one question's ranking and relevance grades;
-    `batch.compute` computes it for many questions at once."""
+    `compute` computes it for many questions at once."""
 
     name: str  # the measure's canonical name, without `_j`
     k: int | None = None
@@ -274,3 +275,14 @@ def parse_metric(text: str) -> Metric:
     if k is not None and k < 1:
         raise ValueError(f"metric {text!r}: the cutoff must be at least 1")
     return Metric(name, k, judged_only)
+
+
+def compute(judged: Judged, metrics: Sequence[Metric]) -> dict[str, np.ndarray]:
+    """{metric name: one value per question}, equal to metrics.py's functions: each metric's
+    batch function (batch.py) is in its record (REGISTRY); a judged-only metric (`map_j`) reads the
+    condensed rankings (`Judged.condensed`, made once for all of them)."""
+    out = {}
+    for m in metrics:
+        j = judged.condensed if m.judged_only else judged
+        out[str(m)] = m.record.batch(j) if m.k is None else m.record.batch(j, m.k)
+    return out

@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticUndefined
 
-from ..errors import EvalInputError
+from ..errors import EvalInputError, SettingError
 from ..retrieval.names import Metric
 from .lines import KeyPath, dotted, line_of
-from .schema import EvalFile, SettingError
+from .schema import EvalFile
 
 _TABLE_ERRORS = {"dict_type", "dataclass_type", "dataclass_exact_type", "model_type", "model_attributes_type"}
 _UNKNOWN_KEY = {"extra_forbidden", "unexpected_keyword_argument"}

@@ -45,18 +45,11 @@ from pydantic.dataclasses import dataclass
 from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
 from ..calling.calls import DEFAULT_TIMEOUT
 from ..calling.retries import exception_type
+from ..errors import SettingError
 from ..registry import Kind, UnknownPart, module_of
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import Ties
 from ..retrieval.tokens import TokenizerSettings
-
-
-class SettingError(ValueError):
-    """A problem a validator found, with its fix; `key` when it is not where it was raised."""
-
-    def __init__(self, problem: str, fix: str, key: tuple[str, ...] | None = None):
-        super().__init__(problem)
-        self.fix, self.key = fix, key
 
 
 def _metric(name: object) -> Metric:

@@ -29,8 +29,8 @@ from ..calling.calls import call, failure
 from ..errors import EvalInputError
 from ..inputs.data import Question
 from ..options import OptionsError, fields_of
-from ..retrieval.batch import compute, judge_rankings
-from ..retrieval.names import Metric
+from ..retrieval.batch import judge_rankings
+from ..retrieval.names import Metric, compute
 from ..retrieval.search import retrieve_all
 from ..retrieval.tokens import make_tokenizer
 from ..settings.config import Config

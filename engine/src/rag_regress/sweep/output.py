@@ -9,14 +9,12 @@ escapes every text it shows, in its SVG too, by autoescape.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..gate.stats import format_p
 from ..render.html import render_page
 from ..render.table import aligned
-
-if TYPE_CHECKING:
-    from .command import Row, SweepResult
+from .result import Row, SweepResult
 
 HEADERS = ["candidate", "questions", "mean", "vs current", "p", "p (Holm)", "p vs best (HSD)", "status"]
 
