@@ -16,7 +16,7 @@ import scipy.stats
 
 from conftest import TINY_CONFIG, as_report, run_cli, write_project
 from flip_reports import report, row
-from rag_regress.gate.flips import NET, STRICT
+from rag_regress.gate.flipped import NET, STRICT
 from rag_regress.gate.rules import GateResult
 from rag_regress.gate.rules import compare as compare_reports
 from rag_regress.gate.stats import flip_p, min_p_flips

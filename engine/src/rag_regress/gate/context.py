@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..inputs.reports import QuestionResult, Report
 from ..settings.config import GateSettings, StatsSettings
 from .drops import QuestionMoves
+from .flipped import CheckFlips
 from .significance import OVERALL, PairedComparison, PairedTest
-
-if TYPE_CHECKING:  # a type only: flips.py reads the context
-    from .flips import CheckFlips
 
 
 @dataclass

@@ -47,7 +47,8 @@ from ..inputs.reports import Report
 from ..settings.config import GateSettings, StatsSettings
 from .context import GateContext
 from .findings import ANSWER, RETRIEVAL, Failure, Rule, merge_questions
-from .flips import CheckFlips, NewlyFailing, find_flips
+from .flipped import CheckFlips
+from .flips import NewlyFailing, find_flips
 from .floors import Floors
 from .judge_trust import JudgeTrust
 from .membership import Membership

@@ -17,7 +17,7 @@ from typing import Any
 from ..answers.settings import ANSWER_CHECKS
 from ..answers.trust import advisory_checks, corrected_line, trust_line
 from ..gate.findings import Failure, Scope
-from ..gate.flips import NET, CheckFlips, Flip
+from ..gate.flipped import NET, CheckFlips, Flip
 from ..gate.pooling import judged_text
 from ..gate.regression import paired_subset
 from ..gate.rules import GateResult
