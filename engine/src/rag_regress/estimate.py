@@ -193,7 +193,7 @@ def _generator(
 def _judge(config: Config, judged: int, last: dict[str, Any]) -> Planned | None:
     if config.judge.backend != "llm":
         return None
-    model = config.judge.model
+    model = config.judge.options.model  # [judge.llm]
     entry = last.get("judge")
     questions = entry.get("questions", 0) if isinstance(entry, dict) else 0
     if not isinstance(entry, dict) or not questions or not entry.get("calls"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import types
+from pathlib import Path
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, TypeAdapter, ValidationError
@@ -119,7 +120,7 @@ def expected(field: FieldInfo) -> str:
     if kind in _TYPE_NAMES:
         return f"a {_TYPE_NAMES[kind]}"
     origin = get_origin(kind) or kind
-    return {dict: "a table", list: "a list"}.get(origin, "text")
+    return {dict: "a table", list: "a list", Path: "a file path"}.get(origin, "text")
 
 
 def _bounds(field: FieldInfo) -> tuple[float, float]:

@@ -381,7 +381,7 @@ def run_section(
 def cost_section(config: Config, built: Built, calls: dict[str, Any]) -> dict[str, Any]:
     """The report's `run.cost` (cost.py): the generator's calls this run and the tokens their
     answers reported (answers from the output cache counted as `cached`, free), a model
-    judge's requests and tokens under [judge] model, each priced from [prices], and the total."""
+    judge's requests and tokens under [judge.llm] model, each priced from [prices], and the total."""
     usage, prices = built.answers.usage, config.prices
     parts = {
         "generator": cost.part(
@@ -402,7 +402,7 @@ def cost_section(config: Config, built: Built, calls: dict[str, Any]) -> dict[st
             spent["requests"],
             spent["prompt_tokens"],
             spent["completion_tokens"],
-            config.judge.model,
+            config.judge.options.model,
             questions=built.judged_questions,
         )
     return {**parts, "total": cost.total(parts)}

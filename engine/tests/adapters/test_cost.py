@@ -201,9 +201,11 @@ def test_the_llm_judge_is_priced_under_its_model_and_estimated_from_the_last_rep
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with serving(monkeypatch, Server(default=judging), "/v1") as judge:
-        table = f'backend = "llm"\nbase_url = "{judge.url}"\nmodel = "judge-model"\nconcurrency = 1\n'
+        table = f'base_url = "{judge.url}"\nmodel = "judge-model"\nconcurrency = 1\n'
         prices = '\n[prices]\n"judge-model" = { input = 2.0, output = 8.0 }\n'
-        config = write_project(tmp_path, TINY_CONFIG + "\n[judge]\n" + table + prices)
+        config = write_project(
+            tmp_path, TINY_CONFIG + '\n[judge]\nbackend = "llm"\n\n[judge.llm]\n' + table + prices
+        )
         assert run_cli(["--config", str(config), "eval", "--dry-run"], SHIPPED) == 0
         cold = capsys.readouterr().out
         assert "judge:" in cold and "unknown: no earlier report" in cold and judge.received == []

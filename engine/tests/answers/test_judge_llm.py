@@ -23,6 +23,7 @@ from rag_regress.answers.checks import judge_all
 from rag_regress.answers.judges import build_judge, rules_digest
 from rag_regress.answers.llm import judge as llm
 from rag_regress.answers.llm.prompt import SHIPPED, prompt_digest
+from rag_regress.answers.llm.settings import Settings as LLMSettings
 from rag_regress.answers.settings import JudgeSettings
 from rag_regress.answers.verdicts import judged
 from rag_regress.errors import EvalInputError
@@ -70,8 +71,9 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
 
 
 def settings(server: Server, **more: Any) -> JudgeSettings:
-    values: dict[str, Any] = {
-        "backend": "llm",
+    """[judge] backend = "llm" with its own table, [judge.llm], pointed at `server`; `more`
+    holds keys of either table."""
+    own: dict[str, Any] = {
         "base_url": server.url,
         "model": "judge-model",
         "timeout": 2.0,
@@ -79,7 +81,10 @@ def settings(server: Server, **more: Any) -> JudgeSettings:
         "backoff": 0.01,
         "concurrency": 1,
     }
-    return JudgeSettings(**(values | more))
+    mine = set(LLMSettings.__pydantic_fields__)
+    own |= {key: value for key, value in more.items() if key in mine}
+    table = {key: value for key, value in more.items() if key not in mine}
+    return JudgeSettings(backend="llm", own={"llm": LLMSettings(**own)}, **table)
 
 
 def judge_of(server: Server, **more: Any) -> llm.LLMJudge:
@@ -185,7 +190,7 @@ def test_a_reply_slower_than_the_timeout_stops_the_run_within_the_timeout(server
     # The timeout is the whole call, retries included: a slow reply is not waited for twice.
     assert time.monotonic() - started < 0.3 + 1.0 and len(server.received) == 1
     assert "no complete reply within the timeout of 0.3 s" in caught.value.problem
-    assert "[judge] timeout" in caught.value.fix
+    assert "[judge.llm] timeout" in caught.value.fix
 
 
 def test_a_server_failing_after_every_retry_stops_the_run_naming_the_answer(server: Server) -> None:
@@ -524,10 +529,11 @@ def test_a_prompt_file_replaces_the_engines_and_changes_the_identity(server: Ser
     (tmp_path / "prompt.txt").write_text(text, encoding="utf-8")
     config = (
         TINY_CONFIG
-        + f'\n[judge]\nbackend = "llm"\nbase_url = "{server.url}"\nmodel = "m"\nprompt = "prompt.txt"\n'
+        + '\n[judge]\nbackend = "llm"\n'
+        + f'\n[judge.llm]\nbase_url = "{server.url}"\nmodel = "m"\nprompt = "prompt.txt"\n'
     )
     table = load_config(write_project(tmp_path, config=config)).judge
-    assert table.prompt == (tmp_path / "prompt.txt").resolve()
+    assert table.options.prompt == (tmp_path / "prompt.txt").resolve()
     assert (
         table.identity()["prompt"]
         == prompt_digest(text)
@@ -538,43 +544,77 @@ def test_a_prompt_file_replaces_the_engines_and_changes_the_identity(server: Ser
 
 
 @pytest.mark.parametrize(
-    ("judge", "key", "said"),
+    ("own", "key", "said"),
     [
-        ('backend = "llm"\nmodel = "m"', "judge.backend", 'backend = "llm" needs base_url'),
-        ('backend = "llm"\nbase_url = "http://127.0.0.1:8000/v1"', "judge.backend", "needs model"),
-        (
-            'backend = "llm"\nbase_url = "127.0.0.1:8000"\nmodel = "m"',
-            "judge.base_url",
-            "http:// or https://",
-        ),
-        ('backend = "llm"\nbase_url = "https://me:pw@h/v1"\nmodel = "m"', "judge.base_url", "a user name"),
-        (
-            'backend = "llm"\nbase_url = "http://h/v1"\nmodel = "m"\nprompt = "none.txt"',
-            "judge.prompt",
-            "not a file",
-        ),
-        ('backend = "llm"\nbase_url = "http://h/v1"\nmodel = "m"\nvotes = 0', "judge.votes", "from 1 to 25"),
+        ('model = "m"', "judge.llm.base_url", "is required"),
+        ('base_url = "http://127.0.0.1:8000/v1"', "judge.llm.model", "is required"),
+        ('base_url = "127.0.0.1:8000"\nmodel = "m"', "judge.llm.base_url", "http:// or https://"),
+        ('base_url = "https://me:pw@h/v1"\nmodel = "m"', "judge.llm.base_url", "a user name"),
+        ('base_url = "http://h/v1"\nmodel = "m"\nprompt = "none.txt"', "judge.llm.prompt", "not a file"),
+        ('base_url = "http://h/v1"\nmodel = "m"\nvotes = 0', "judge.llm.votes", "from 1 to 25"),
+        ('base_url = "http://h/v1"\nmodel = " "', "judge.llm.model", "must not be blank"),
+        ('base_url = "http://h/v1"\nmodel = "m"\nvote = 3', "judge.llm.vote", "unknown setting"),
     ],
 )
 def test_llm_settings_are_checked_when_eval_toml_is_read(
-    tmp_path: Path, judge: str, key: str, said: str
+    tmp_path: Path, own: str, key: str, said: str
 ) -> None:
+    """[judge.llm] is the llm judge's own table: each error names its key and line."""
+    text = TINY_CONFIG + f'\n[judge]\nbackend = "llm"\n\n[judge.llm]\n{own}\n'
     with pytest.raises(EvalInputError) as caught:
-        load_config(write_project(tmp_path, config=TINY_CONFIG + f"\n[judge]\n{judge}\n"))
+        load_config(write_project(tmp_path, config=text))
     assert f"{key}: " in str(caught.value) and said in str(caught.value), str(caught.value)
+    if "required" not in said:  # the line of the key at fault
+        name = key.rsplit(".", 1)[1]
+        line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith(f"{name} ="))
+        assert f"eval.toml:{line}: " in str(caught.value), str(caught.value)
+
+
+def test_backend_llm_without_its_table_is_named(tmp_path: Path) -> None:
+    text = TINY_CONFIG + '\n[judge]\nbackend = "llm"\n'
+    with pytest.raises(EvalInputError) as caught:
+        load_config(write_project(tmp_path, config=text))
+    assert "judge.llm.base_url: " in str(caught.value) and "is required" in str(caught.value)
 
 
 def test_api_key_env_takes_a_variable_name_never_the_key(tmp_path: Path) -> None:
-    text = TINY_CONFIG + '\n[judge]\napi_key_env = "sk-live-0123456789"\n'
+    text = (
+        TINY_CONFIG
+        + '\n[judge.llm]\nbase_url = "http://h/v1"\nmodel = "m"\napi_key_env = "sk-live-0123456789"\n'
+    )
     with pytest.raises(EvalInputError) as caught:
         load_config(write_project(tmp_path, config=text))
-    assert "judge.api_key_env: must be the name of an environment variable" in str(caught.value)
+    assert "judge.llm.api_key_env: must be the name of an environment variable" in str(caught.value)
     assert "sk-live" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("judge", "moved"),
+    [
+        ('backend = "llm"\nbase_url = "http://h/v1"\nmodel = "m"', "base_url, model"),
+        ('backend = "llm"\nmodel = "m"', "model"),
+        ('backend = "lexical"\nvotes = 3', "votes"),
+        ('backend = "nli"\nmodel = "cross-encoder/x"\nbase_url = "http://h/v1"', "base_url"),
+    ],
+)
+def test_llm_settings_left_in_judge_are_named_with_migrate(tmp_path: Path, judge: str, moved: str) -> None:
+    """An eval.toml of rag-regress 2.7 or earlier: the llm judge's keys in [judge] are exit 2 at
+    the first of them, naming all and `migrate`; never read as they were, never ignored."""
+    text = TINY_CONFIG + f"\n[judge]\n{judge}\n"
+    with pytest.raises(EvalInputError) as caught:
+        load_config(write_project(tmp_path, config=text))
+    said = str(caught.value)
+    first = moved.split(", ")[0]
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith(f"{first} ="))
+    assert f"eval.toml:{line}: [judge] {first}: the llm judge's settings have their own table" in said
+    assert f"({moved} here)" in said and "rag-regress migrate" in said
+
+
 def test_the_llm_settings_mean_nothing_to_the_other_judges(tmp_path: Path) -> None:
-    judge = load_config(write_project(tmp_path, config=TINY_CONFIG + "\n[judge]\nvotes = 3\n")).judge
+    text = TINY_CONFIG + '\n[judge.llm]\nbase_url = "http://h/v1"\nmodel = "m"\nvotes = 3\n'
+    judge = load_config(write_project(tmp_path, config=text)).judge
     assert judge.identity()["name"] == "lexical" and "votes" not in judge.identity()
+    assert judge.own["llm"].votes == 3  # kept for `calibrate --compare lexical,llm`
 
 
 # -- the cache and the gate, end to end -------------------------------------------------------
@@ -596,7 +636,7 @@ def test_cached_verdicts_are_not_asked_again(server: Server, tmp_path: Path) -> 
 
 def _llm_project(tmp_path: Path, server: Server) -> Path:
     judge = (
-        f'\n[judge]\nbackend = "llm"\nbase_url = "{server.url}"\nmodel = "judge-model"\n'
+        f'\n[judge]\nbackend = "llm"\n\n[judge.llm]\nbase_url = "{server.url}"\nmodel = "judge-model"\n'
         'api_key_env = "TEAM_JUDGE_KEY"\ntimeout = 2.0\nretries = 1\nbackoff = 0.01\n'
     )
     return write_project(tmp_path, config=TINY_CONFIG + judge)
@@ -631,7 +671,10 @@ def test_the_gate_with_the_llm_judge(
     assert run_cli(["--config", str(config), "gate"]) == 0
     out = capsys.readouterr().out
     assert "Judge llm 2.1: not measured" in out and "[newly failing answer] q1" in out
-    config.write_text(config.read_text(encoding="utf-8") + "gate_unmeasured = true\n", encoding="utf-8")
+    text = config.read_text(encoding="utf-8").replace(
+        'backend = "llm"\n', 'backend = "llm"\ngate_unmeasured = true\n'
+    )
+    config.write_text(text, encoding="utf-8")
     assert run_cli(["--config", str(config), "gate"]) == 3
     out = capsys.readouterr().out
     assert "[newly failing answer] q1" in out and "the judge found no support in the contexts" in out

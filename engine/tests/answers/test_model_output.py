@@ -180,14 +180,17 @@ def skipping_every_fifth(every: int = 5) -> Any:
     return reply
 
 
+LLM_JUDGE = '\n[judge]\nbackend = "llm"\n\n[judge.llm]\n'  # its own table follows
+
+
 def test_a_judge_that_skips_sentences_gives_a_complete_run_counting_what_it_did_not_judge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     skip_always = Server(default=lambda request: fake_http.chat(json.dumps({"verdicts": []})))
     with serving(monkeypatch, Server(default=skipping_every_fifth()), "/v1") as judge:
-        table = {"backend": "llm", "base_url": judge.url, "model": "j", "concurrency": 1, "backoff": 0.01}
-        config = write_project(tmp_path / "fifth", TINY_CONFIG + "\n[judge]\n" + _toml(table))
+        table = {"base_url": judge.url, "model": "j", "concurrency": 1, "backoff": 0.01}
+        config = write_project(tmp_path / "fifth", TINY_CONFIG + LLM_JUDGE + _toml(table))
         assert run_cli(["--config", str(config), "eval"], SHIPPED) == 0
         err = capsys.readouterr().err
         assert "asked again" in err  # every fifth reply's skipped sentence, asked on its own
@@ -197,7 +200,7 @@ def test_a_judge_that_skips_sentences_gives_a_complete_run_counting_what_it_did_
         assert counted["reasked"] >= 1 and counted["not_judged"] == 0 and counted["judged"] >= 5
     with serving(monkeypatch, skip_always, "/v1") as judge:
         table["base_url"] = judge.url
-        config = write_project(tmp_path / "never", TINY_CONFIG + "\n[judge]\n" + _toml(table))
+        config = write_project(tmp_path / "never", TINY_CONFIG + LLM_JUDGE + _toml(table))
         assert run_cli(["--config", str(config), "eval"], SHIPPED) == 0  # complete, never refused
         report = json.loads((tmp_path / "never" / "build" / "report.json").read_text(encoding="utf-8"))
         skipped = [f for row in report["questions"] for f in row["answer"]["not_judged"]]

@@ -93,7 +93,9 @@ def test_eval_with_the_llm_judge_counts_its_requests_and_lists_what_it_did_not_j
     """`eval` on the tiny project, its answers judged by the model: exit 0; `judged` is a share;
     run.judge counts the requests; every sentence the model gave no verdict is listed under
     not_judged and counted neither supported nor unsupported."""
-    config = write_project(tmp_path, config=TINY_CONFIG + live.table("judge", backend="llm", concurrency=1))
+    config = write_project(
+        tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "llm"\n' + live.table("judge.llm", concurrency=1)
+    )
 
     assert run_cli(["--config", str(config), "eval"]) == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "build" / "report.json").read_text(encoding="utf-8"))
@@ -177,7 +179,9 @@ def test_calibrate_compares_the_lexical_and_llm_judges_leaving_out_what_the_mode
     """`calibrate --compare lexical,llm` on 12 labelled claims: exit 0; each split's table has
     both judges' columns; the labels the model gave no verdict are counted per split and left out
     of its figures, and the lexical judge judges every label."""
-    config = write_project(tmp_path, config=TINY_CONFIG + live.table("judge", backend="llm", concurrency=1))
+    config = write_project(
+        tmp_path, config=TINY_CONFIG + '\n[judge]\nbackend = "llm"\n' + live.table("judge.llm", concurrency=1)
+    )
     labels = write_labels(tmp_path / "labels.jsonl")
     per_split = {split: sum(row[3] == split for row in LABELS) for split in ("dev", "check")}
     command = ["--config", str(config), "calibrate", "--compare", "lexical,llm", "--labels", str(labels)]

@@ -106,17 +106,17 @@ class Client:
     path: str  # where the client sends its requests, below the server's address
 
 
-def pointed(table: str, replaces: str = "", **values: object) -> Callable[[Path, str], Path]:
+def pointed(table: str, replaces: str = "", head: str = "", **values: object) -> Callable[[Path, str], Path]:
     """A project maker: the tiny project with [`table`] holding `values` and the server's
-    address (`url` for the retriever, `base_url` for the others) and key variable; the table
-    replaces the text `replaces` of the tiny config (appended when "")."""
+    address (`url` for the retriever, `base_url` for the others) and key variable, after the
+    text `head`; the table replaces the text `replaces` of the tiny config (appended when "")."""
 
     def make(root: Path, url: str) -> Path:
         address = (
             {"url": url, "auth_env": ENV} if table == "retriever" else {"base_url": url, "api_key_env": ENV}
         )
         lines = "\n".join(f"{key} = {json.dumps(value)}" for key, value in {**address, **values}.items())
-        text = f"\n[{table}]\n{lines}\n"
+        text = f"{head}\n[{table}]\n{lines}\n"
         return write_project(root, TINY_CONFIG.replace(replaces, text, 1) if replaces else TINY_CONFIG + text)
 
     return make
@@ -126,7 +126,7 @@ LLM = {"model": "m", "timeout": 2, "retries": 1, "backoff": 0.01, "concurrency":
 generator_project = pointed(
     "generation", "[generation]\nmin_score = 0.0\n", model="m", timeout=2, citations=True
 )
-judge_project = pointed("judge", backend="llm", **LLM)
+judge_project = pointed("judge.llm", head='\n[judge]\nbackend = "llm"\n', **LLM)
 golden_project = pointed("golden", count=2, kinds=["single"], **LLM)
 retriever_project = pointed("retriever", "[retriever]\n", timeout=2)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import rag_regress
-from conftest import PROJECT_ROOT, run_cli
+from conftest import PROJECT_ROOT, TINY_CONFIG, run_cli, write_project
 from rag_regress.settings.config import load_config
 
 PREVIOUS = PROJECT_ROOT / "previous"
@@ -119,3 +119,44 @@ def test_the_previous_release_system_files_import_the_library_and_run(
         assert "from ." not in (package / name).read_text(encoding="utf-8"), name
     assert run_cli(["--config", str(old_project), "baseline", "--quiet"]) == 0
     assert run_cli(["--config", str(old_project), "gate", "--quiet"]) == 0
+
+
+# An eval.toml of rag-regress 2.7: the llm judge's settings in [judge], comments and all.
+LLM_IN_JUDGE = """
+[judge]
+backend = "llm"
+base_url = "http://127.0.0.1:8000/v1"  # the team's server
+model = "qwen2.5:7b"
+votes = 3                              # odd, with temperature above 0
+temperature = 0.7
+threshold = 0.6
+min_kappa = 0.3
+"""
+
+
+def test_migrate_moves_the_llm_judges_settings_to_their_own_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused as written (exit 2 naming migrate), then moved by `migrate` to [judge.llm] with
+    their comments, [judge]'s own keys left where they were; the judge reads what was written."""
+    system = '[system]\nretriever = "bm25"\ngenerator = "stand-in"\n\n'  # nothing else to migrate
+    config = write_project(tmp_path, config=system + TINY_CONFIG + LLM_IN_JUDGE)
+    before = config.read_text(encoding="utf-8")
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    assert "[judge] base_url: the llm judge's settings have their own table" in capsys.readouterr().err
+
+    assert run_cli(["--config", str(config), "migrate"]) == 0
+    after = config.read_text(encoding="utf-8")
+    judge, own = after.split("[judge]\n", 1)[1].split("[judge.llm]\n", 1)
+    assert judge == 'backend = "llm"\nthreshold = 0.6\nmin_kappa = 0.3\n\n'
+    moved = ["base_url", "model", "votes", "temperature"]
+    lines = [line for line in before.splitlines(keepends=True) if line.split(" ", 1)[0] in moved]
+    assert own == "".join(lines) + "\n"  # each line whole, its comment with it, in its order
+    assert after.split("[judge]")[0] == before.split("[judge]")[0]  # nothing else moves
+
+    settings = load_config(config).judge
+    assert (settings.threshold, settings.min_kappa) == (0.6, 0.3)
+    assert (settings.options.base_url, settings.options.model) == ("http://127.0.0.1:8000/v1", "qwen2.5:7b")
+    assert (settings.options.votes, settings.options.temperature) == (3, 0.7)
+    assert run_cli(["--config", str(config), "migrate"]) == 0
+    assert "nothing to migrate" in capsys.readouterr().out and config.read_text(encoding="utf-8") == after

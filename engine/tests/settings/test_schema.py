@@ -22,6 +22,7 @@ from conftest import (
     write_project,
 )
 from rag_regress import parts
+from rag_regress.answers.settings import judge_module
 from rag_regress.cli import BROKEN_PIPE, INTERRUPTED
 from rag_regress.errors import EvalInputError
 from rag_regress.retrieval import retrievers
@@ -325,13 +326,20 @@ def _importable(load: Callable[[str], ModuleType], name: str) -> ModuleType | No
 
 def test_docs_list_the_options_of_the_registered_retrievers_and_generators() -> None:
     """docs/settings.md lists each registered retriever's and generator's options with their
-    ranges and meaning, as their Settings declare them (the modules this project has)."""
+    ranges and meaning, as their Settings declare them (the modules this project has), and
+    those of the built-in judges that have a table of their own ([judge.llm])."""
     docs = (ENGINE_ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     shipped = [info.name for info in pkgutil.iter_modules(retrievers.__path__)]
     assert set(shipped) <= set(parts.retrievers()), "every shipped retriever is registered"
     loaded = [_importable(parts.retriever, name) for name in parts.retrievers()]
     loaded += [_importable(parts.generator, name) for name in parts.generators()]
     for module in filter(None, loaded):
+        table = options_table(module.Settings)
+        assert table in docs, f"{module.__name__}:\n{table}"
+    judges = [judge_module(name) for name in ("lexical", "nli", "llm")]  # the built-in judges
+    own = [module for module in judges if hasattr(module, "Settings")]
+    assert [module.__name__ for module in own] == ["rag_regress.answers.llm.judge"]
+    for module in own:
         table = options_table(module.Settings)
         assert table in docs, f"{module.__name__}:\n{table}"
 

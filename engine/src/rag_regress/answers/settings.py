@@ -6,7 +6,6 @@ is the lowest layer that needs it)."""
 from __future__ import annotations
 
 import importlib
-import re
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
@@ -22,11 +21,9 @@ from pydantic import (
     TypeAdapter,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 from pydantic.dataclasses import dataclass
 
-from ..errors import SettingError
 from ..execution.team_trace import raised, team_code_error
 from .judges import backends, judged_names, versioned
 
@@ -121,8 +118,8 @@ class JudgeTable:
     )
     model: StrictStr = Field(
         default=DEFAULT_MODEL,
-        description="nli: a Hugging Face model id or a local folder; llm: the model the server "
-        "serves (required)",
+        description="nli: a Hugging Face model id or a local folder (the llm judge's model is "
+        "[judge.llm] model)",
     )
     revision: StrictStr | None = Field(
         default=None, description="nli: pin a branch, tag or commit of the model"
@@ -142,50 +139,6 @@ class JudgeTable:
         examples=[["number", "name", "polarity"]],
         description="the narrow checks' findings that fail a sentence, beside the backend's verdict "
         "(default: lexical all but order and condition, nli number and name, llm none; [] none)",
-    )
-    base_url: StrictStr | None = Field(
-        default=None,
-        examples=["http://127.0.0.1:8000/v1"],
-        description="llm: the server's OpenAI-compatible API, up to /v1 (required); requests go "
-        "to {base_url}/chat/completions",
-    )
-    api_key_env: StrictStr = Field(
-        default="OPENAI_API_KEY",
-        description="llm: the name of the environment variable holding the API key (never the key "
-        "itself); unset or empty: no key is sent",
-    )
-    prompt: SettingsPath | None = Field(
-        default=None,
-        examples=["evals/judge_prompt.txt"],
-        description="llm: a file whose text replaces the engine's prompt (its sha256 is in the identity)",
-    )
-    votes: StrictInt = Field(
-        default=1,
-        ge=1,
-        le=25,
-        description="llm: requests per answer; a sentence's score is the share of them that found "
-        "support (use an odd number, with temperature above 0)",
-    )
-    temperature: StrictFloat = Field(default=0.0, ge=0, le=2, description="llm: the sampling temperature")
-    seed: StrictInt = Field(
-        default=0, ge=0, le=2**31 - 1, description="llm: the sampling seed (vote i sends seed + i)"
-    )
-    timeout: StrictFloat = Field(
-        default=60.0,
-        ge=0,
-        le=3600,
-        description="llm: seconds one verdict's request may take in all, from connecting to the last "
-        "byte of the reply, retries included; then exit 2 naming the answer (0: no limit)",
-    )
-    retries: StrictInt = Field(
-        default=3,
-        ge=0,
-        le=10,
-        description="llm: attempts more after a 429, a 5xx or a connection error, within timeout; "
-        "then exit 2 naming the answer",
-    )
-    backoff: StrictFloat = Field(
-        default=1.0, ge=0, le=60, description="llm: seconds before the first retry, doubled before each next"
     )
     min_judged: StrictFloat = Field(
         default=0.95,
@@ -213,17 +166,6 @@ class JudgeTable:
         default=False,
         description="gate the judge-based checks though the judge's agreement with people was not "
         "measured or is below min_kappa (every view says so)",
-    )
-    max_tokens: StrictInt = Field(
-        default=1024,
-        ge=16,
-        le=100_000,
-        description="llm: the longest reply, in tokens (a reply cut there is counted, its sentences not "
-        "judged; a server without a limit may write thousands of tokens for one request)",
-    )
-    concurrency: StrictInt = Field(default=4, ge=1, le=256, description="llm: requests in flight at once")
-    rate_limit: StrictFloat = Field(
-        default=0.0, ge=0, le=100_000, description="llm: requests a second at most (0: no limit)"
     )
     match: StrictStr = Field(
         default="normalised",
@@ -294,49 +236,6 @@ class JudgeTable:
         if value is not None and not value.strip():
             raise ValueError("must not be blank (leave the setting out for the default)")
         return value
-
-    @field_validator("base_url")
-    @classmethod
-    def _an_address(cls, url: str | None) -> str | None:
-        if url is not None and not re.fullmatch(r"https?://[^\s/?#@]+(/[^\s?#]*)?", url):
-            # no user:password@: the address is recorded in every report (the key: api_key_env)
-            raise ValueError("must be an http:// or https:// address, without a query or a user name")
-        return url
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _a_variable_name(cls, name: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):  # the key itself is never echoed
-            raise ValueError("must be the name of an environment variable (letters, digits, _), not a key")
-        return name
-
-    @model_validator(mode="after")
-    def _llm_settings(self) -> JudgeTable:
-        """backend = "llm" needs a server and a model, and a readable prompt when one is named."""
-        if self.backend != "llm":
-            return self
-        if self.base_url is None:
-            raise SettingError(
-                'backend = "llm" needs base_url, the address of an OpenAI-compatible API',
-                'set base_url = "http://127.0.0.1:8000/v1" (your server\'s address, up to /v1)',
-                ("judge", "backend"),
-            )
-        if self.model == DEFAULT_MODEL:
-            raise SettingError(
-                'backend = "llm" needs model, the name of the model the server serves',
-                'set model = "..." in [judge] (e.g. "llama3.1:8b" for Ollama, the served name for vLLM)',
-                ("judge", "backend"),
-            )
-        if self.prompt is not None:
-            from .llm.prompt import read_prompt
-
-            try:
-                read_prompt(self.prompt)
-            except ValueError as error:
-                raise SettingError(
-                    str(error), "name a UTF-8 text file, relative to eval.toml", ("judge", "prompt")
-                ) from None
-        return self
 
 
 @dataclass(frozen=True, config=TABLE)

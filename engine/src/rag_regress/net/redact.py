@@ -1,7 +1,7 @@
 """The secrets of a run, and one function that removes them from any text.
 
 A secret is registered once (`remember`): the value of every environment variable a setting
-names (`[generation] api_key_env`, `[judge] api_key_env`, `[golden] api_key_env`,
+names (`[generation] api_key_env`, `[judge.llm] api_key_env`, `[golden] api_key_env`,
 `[retriever] auth_env`, any `*_env`; load_config registers them in every process) and every
 value of a header that carries credentials. `redact(text)` then replaces, in `text`:
 

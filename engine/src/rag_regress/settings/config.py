@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from ..answers.judges import backends
+from ..answers.llm.settings import moved_to_llm_table
 from ..answers.settings import JudgeSettings, JudgeTable, own_settings
 from ..answers.verdicts import ALWAYS_JUDGES
 from ..errors import EvalInputError
@@ -219,6 +220,22 @@ def _own_judge_tables(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, d
     return {**data, "judge": {key: value for key, value in judge.items() if key not in own}}, own
 
 
+def _check_not_moved(data: dict[str, Any], path: Path, text: str) -> None:
+    """Exit 2 at the first [judge] key that moved to [judge.llm], naming `migrate`."""
+    judge = data.get("judge")
+    moved = moved_to_llm_table(judge) if isinstance(judge, dict) else []
+    if moved:
+        lines = {key: line_of(text, ("judge", key)) for key in moved}
+        key = min(moved, key=lambda key: lines[key] or 0)
+        raise EvalInputError(
+            path,
+            f"[judge] {key}: the llm judge's settings have their own table, [judge.llm], after "
+            f"rag-regress 2.7 ({', '.join(moved)} here)",
+            "run `rag-regress migrate`, which moves them, or move the lines under [judge.llm]",
+            lines[key],
+        )
+
+
 def _judge_options(backend: str, tables: dict[str, dict[str, Any]], path: Path, text: str) -> dict[str, Any]:
     """The judges' own settings, by name, each validated by its module's model (own_settings):
     the configured judge's (from its table, else its defaults) and any other table written.
@@ -273,6 +290,7 @@ def load_config(path: Path = DEFAULT_PATH) -> Config:
     remember_secrets(data)
 
     folder = path.parent.resolve()
+    _check_not_moved(data, path, text)
     data, own = _own_judge_tables(data)
     try:
         file = EvalFile.model_validate(with_judged_floor(data), context={"folder": folder})

@@ -8,7 +8,10 @@ What each file's format is, and how it is told:
                  [system] table is written above the first table, naming the package under
                  src/ beside eval.toml that holds both files; every other byte stays.
                  Format 2 (rag-regress 2.0) has no [judge] tiers, which the judge no longer
-                 reads: the key is removed, with its comment.
+                 reads: the key is removed, with its comment. Format 3 (after rag-regress 2.7)
+                 keeps the llm judge's settings in its own table, [judge.llm]: they are
+                 moved there from [judge], each with its comment, in their order (`model`
+                 too where it was the llm judge's: answers/llm/settings.py).
   baseline       the report's own "version" (inputs/reports.py). A baseline older than
                  format 3 records no engine and no judge version, so no migration can say
                  which judge made it: migrate says so and leaves it; `baseline` remakes it.
@@ -31,6 +34,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..answers.llm.settings import moved_to_llm_table
 from ..errors import EvalInputError, ExitCode
 from ..inputs.files import write_atomic
 from ..inputs.reports import VERSION as REPORT_VERSION
@@ -78,7 +82,7 @@ def _package_of(folder: Path, config: Path) -> str:
 
 
 def migrate_config(path: Path) -> Change | None:
-    """The change that brings eval.toml to format 2, or None when it is there already."""
+    """The change that brings eval.toml to format 3, or None when it is there already."""
     try:
         text = path.read_text(encoding="utf-8")
         tables = tomllib.loads(text)
@@ -91,7 +95,35 @@ def migrate_config(path: Path) -> Change | None:
     after = text if "system" in tables else _with_system(text, path)
     if "tiers" in tables.get("judge", {}):
         after = _without_tiers(after)
+    judge = tables.get("judge")
+    moved = moved_to_llm_table(judge) if isinstance(judge, dict) else []
+    if moved:
+        after = _llm_table(after, moved)
     return None if after == text else Change(path, text, after)
+
+
+def _llm_table(text: str, moved: list[str]) -> str:
+    """eval.toml with the [judge] keys `moved` in [judge.llm] (made after [judge]'s own keys
+    when there is none); every other byte stays."""
+    import tomlkit
+
+    document = tomlkit.parse(text)
+    judge = document["judge"]
+    assert isinstance(judge, tomlkit.items.Table)
+    found = judge.get("llm")
+    made = not isinstance(found, tomlkit.items.Table)
+    own: tomlkit.items.Table = found if isinstance(found, tomlkit.items.Table) else tomlkit.table()
+    if made:
+        judge.append("llm", own)
+    for key in [key for key in judge if key in moved]:  # in the order written
+        item = judge.item(key)
+        judge.remove(key)
+        own.append(key, item)
+    if made:
+        own.add(tomlkit.nl())  # a blank line before the next table, as around the others
+    after = tomlkit.dumps(document)
+    tomllib.loads(after)
+    return after
 
 
 def _without_tiers(text: str) -> str:

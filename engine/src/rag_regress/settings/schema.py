@@ -46,6 +46,7 @@ from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
 from ..calling.calls import DEFAULT_TIMEOUT
 from ..calling.retries import exception_type
 from ..errors import SettingError
+from ..net.addresses import KeyVariable, ServerAddress
 from ..registry import Kind, UnknownPart, module_of
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import Ties
@@ -568,7 +569,7 @@ class GoldenSettings:
     """[golden]: how `golden generate` writes candidate golden questions from the corpus through
     an OpenAI-compatible chat-completions API (golden/generate.py). Only that command reads it."""
 
-    base_url: StrictStr | None = Field(
+    base_url: ServerAddress | None = Field(
         default=None,
         examples=["http://127.0.0.1:8000/v1"],
         description="the server's OpenAI-compatible API, up to /v1 (required by `golden generate`); "
@@ -577,7 +578,7 @@ class GoldenSettings:
     model: StrictStr | None = Field(
         default=None, description="the model the server serves (required by `golden generate`)"
     )
-    api_key_env: StrictStr = Field(
+    api_key_env: KeyVariable = Field(
         default="OPENAI_API_KEY",
         description="the name of the environment variable holding the API key (never the key itself); "
         "unset or empty: no key is sent",
@@ -645,16 +646,6 @@ class GoldenSettings:
         description="a candidate whose question's word set has at least this Jaccard similarity "
         "with a golden question's or an earlier candidate's is dropped",
     )
-
-    @field_validator("base_url")
-    @classmethod
-    def _an_address(cls, url: str | None) -> str | None:
-        return JudgeTable._an_address(url)  # the same rule as [judge] base_url: no user:password@
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _a_variable_name(cls, name: str) -> str:
-        return JudgeTable._a_variable_name(name)
 
     @field_validator("model")
     @classmethod

@@ -72,6 +72,7 @@ from ..settings import JudgeSettings
 from ..verdicts import NO_CONTEXT, not_judged
 from .client import Client, Completion, Refused, Transient, json_content
 from .prompt import prompt_digest, read_prompt
+from .settings import Settings
 
 VERSION = "2.1"  # bump whenever a verdict may change: the prompt, the request, the checks below
 PER_REQUEST = 32  # sentences in one request at most (an answer's, or several answers' of the same contexts)
@@ -117,22 +118,24 @@ Ballot = tuple[bool, str]  # one vote on one sentence: supported, and its eviden
 
 
 def identity(settings: JudgeSettings) -> dict[str, Any]:
-    """What makes the LLM judge's verdicts: the built judge's identity, and JudgeSettings'.
+    """What makes the LLM judge's verdicts: the built judge's identity, its own settings
+    ([judge.llm]) and [judge]'s.
     The rules are the narrow checks' and the text reading's (judges/ and text/, less the
     other backends' modules): their findings are reported here too. Never the API key."""
+    own: Settings = settings.options
     return {
         "name": "llm",
         "version": VERSION,
         "rules": rules_digest("llm"),
-        "model": settings.model,
+        "model": own.model,
         "revision": None,
         "threshold": settings.threshold,
-        "base_url": settings.base_url,
-        "prompt": prompt_digest(read_prompt(settings.prompt)),
-        "votes": settings.votes,
-        "temperature": settings.temperature,
-        "seed": settings.seed,
-        "max_tokens": settings.max_tokens,
+        "base_url": own.base_url,
+        "prompt": prompt_digest(read_prompt(own.prompt)),
+        "votes": own.votes,
+        "temperature": own.temperature,
+        "seed": own.seed,
+        "max_tokens": own.max_tokens,
         "fail_on": list(settings.failing()),
     } | judged_names(settings.names)
 
@@ -253,16 +256,16 @@ class LLMJudge:
         api_key: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        if settings.base_url is None:
-            raise ValueError("no base_url")
         self.settings = settings
+        self.options: Settings = settings.options  # [judge.llm]
+        options = self.options
         self.config_path = config_path
-        self.prompt = read_prompt(settings.prompt)
+        self.prompt = read_prompt(options.prompt)
         self.identity: dict[str, Any] = identity(settings)
-        self.client = Client(settings.base_url, api_key, settings.timeout)
+        self.client = Client(options.base_url, api_key, options.timeout)
         self.has_key = bool(api_key)
-        retry = RetryPolicy(settings.retries, settings.backoff, (Transient,), sleep)
-        self.caller = Caller(executor_for(settings.concurrency), retry, RateLimit(settings.rate_limit))
+        retry = RetryPolicy(options.retries, options.backoff, (Transient,), sleep)
+        self.caller = Caller(executor_for(options.concurrency), retry, RateLimit(options.rate_limit))
         self._tokens = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "reasked": 0}
         self._tokens["not_judged"] = 0
         self._tokens["formats_refused"] = 0
@@ -294,9 +297,9 @@ class LLMJudge:
             for contexts, claims in groups.items()
             for start in range(0, len(claims), PER_REQUEST)
         ]
-        votes = self.settings.votes
+        votes = self.options.votes
         before = self.stats
-        with time_limit(0):  # each request is bounded by [judge] timeout, not by [run] timeout
+        with time_limit(0):  # each request is bounded by [judge.llm] timeout, not by [run] timeout
             tasks = [(ask, vote) for ask in asks for vote in range(votes)]
             replies = self.caller.map(self._vote, tasks, "judging")
         for number, ask in enumerate(asks):
@@ -310,16 +313,16 @@ class LLMJudge:
 
     def body(self, ask: _Ask, vote: int) -> dict[str, Any]:
         """The chat-completions request of one vote on `ask`."""
-        settings = self.settings
+        options = self.options
         return {
-            "model": settings.model,
+            "model": options.model,
             "messages": [
                 {"role": "system", "content": self.prompt},
                 {"role": "user", "content": user_message(ask)},
             ],
-            "temperature": settings.temperature,
-            "seed": (settings.seed + vote) % SEED_RANGE,
-            "max_tokens": settings.max_tokens,
+            "temperature": options.temperature,
+            "seed": (options.seed + vote) % SEED_RANGE,
+            "max_tokens": options.max_tokens,
             **FORMATS[self.format],
         }
 
@@ -345,13 +348,13 @@ class LLMJudge:
         while True:
             asked_as = self.format
             try:
-                deadline = Deadline(self.settings.timeout)  # the call's attempts share it
+                deadline = Deadline(self.options.timeout)  # the call's attempts share it
                 reply: Completion = self.caller.call(self._complete, self.body(ask, vote), deadline)
                 break
             except OutOfTime as error:
                 raise self._error(ask, str(error), self._busy()) from None
             except Transient as error:
-                attempts = self.settings.retries + 1
+                attempts = self.options.retries + 1
                 tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
                 raise self._error(ask, f"{error} ({tried})", self._busy()) from None
             except Refused as error:
@@ -363,7 +366,7 @@ class LLMJudge:
         self._count_usage(reply)
         given, problems = ballots(reply.content, ask.claims)
         if problems and reply.finish_reason == "length":
-            problems.append(f"the reply was cut at max_tokens ({self.settings.max_tokens})")
+            problems.append(f"the reply was cut at max_tokens ({self.options.max_tokens})")
         return given, problems
 
     def _complete(self, body: dict[str, Any], deadline: Deadline) -> Completion:
@@ -452,28 +455,30 @@ class LLMJudge:
         )
 
     def _busy(self) -> str:
-        settings = self.settings
+        options = self.options
         return (
-            f"check that the server at {settings.base_url} is up and serves {settings.model!r}; when it is "
-            "slow or busy, raise [judge] timeout or retries, or lower concurrency and set rate_limit"
+            f"check that the server at {options.base_url} is up and serves {options.model!r}; when it is "
+            "slow or busy, raise [judge.llm] timeout or retries, or lower concurrency and set rate_limit"
         )
 
     def _refused(self, status: int) -> str:
-        settings = self.settings
+        options = self.options
         if status in (401, 403):
             now = "is set" if self.has_key else "is not set"
-            variable = settings.api_key_env
+            variable = options.api_key_env
             return f"set the environment variable {variable} (now it {now}) to a key the server accepts"
         if status == 404:
             return (
-                "check [judge] base_url (most servers want the address up to /v1, e.g. "
-                f"http://127.0.0.1:8000/v1) and that the server serves model {settings.model!r}"
+                "check [judge.llm] base_url (most servers want the address up to /v1, e.g. "
+                f"http://127.0.0.1:8000/v1) and that the server serves model {options.model!r}"
             )
         if 300 <= status < 400:
-            return "set [judge] base_url to the address the server redirects to (redirects are not followed)"
+            return (
+                "set [judge.llm] base_url to the address the server redirects to (redirects are not followed)"
+            )
         if status == 0:
-            return "check that [judge] base_url points at an OpenAI-compatible chat-completions API"
-        return f"check [judge] model ({settings.model!r}) and the server's log: it refused the request"
+            return "check that [judge.llm] base_url points at an OpenAI-compatible chat-completions API"
+        return f"check [judge.llm] model ({options.model!r}) and the server's log: it refused the request"
 
     def _say(self, before: dict[str, int]) -> None:
         """This call's requests and tokens, on stderr (the verdict cache line counts one judge call)."""
@@ -497,16 +502,20 @@ class LLMJudge:
 def build(settings: JudgeSettings, config_path: Path | str) -> LLMJudge:
     """The judge of [judge] backend = "llm"; the API key from the environment variable
     `api_key_env` names (none sent when it is unset or empty)."""
-    if settings.base_url is None:
+    options = settings.options
+    if not isinstance(options, Settings):  # load_config always reads it: a caller built [judge] itself
         raise EvalInputError(
             config_path,
-            '[judge] backend = "llm" needs base_url, the address of an OpenAI-compatible server',
-            'e.g. base_url = "http://127.0.0.1:8000/v1"',
+            '[judge] backend = "llm" needs [judge.llm], the server to ask: base_url and model',
+            '[judge.llm] base_url = "http://127.0.0.1:8000/v1", model = "..."',
             settings.line,
         )
     try:
-        return LLMJudge(settings, config_path, os.environ.get(settings.api_key_env) or None)
+        return LLMJudge(settings, config_path, os.environ.get(options.api_key_env) or None)
     except ValueError as error:  # the prompt file went missing since eval.toml was read
         raise EvalInputError(
-            config_path, f"[judge] prompt: {error}", "name a UTF-8 text file in [judge] prompt", settings.line
+            config_path,
+            f"[judge.llm] prompt: {error}",
+            "name a UTF-8 text file in [judge.llm] prompt",
+            settings.line,
         ) from None

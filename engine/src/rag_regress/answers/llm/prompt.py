@@ -17,7 +17,7 @@ LIMIT = 100_000  # bytes: a prompt is instructions, not data
 
 
 def read_prompt(path: Path | None) -> str:
-    """The prompt's text: `path`'s ([judge] prompt) or the engine's. ValueError saying why
+    """The prompt's text: `path`'s ([judge.llm] prompt) or the engine's. ValueError saying why
     when the file cannot serve as one (missing, not UTF-8, empty, too large)."""
     source = SHIPPED if path is None else path
     try:
