@@ -688,3 +688,20 @@ def test_the_gate_with_the_llm_judge(
 
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not [p for p in written if b"sk-test-secret" in p.read_bytes()]
+
+
+def test_the_nli_and_llm_judges_each_read_their_own_model(tmp_path: Path) -> None:
+    """[judge] model is the nli judge's, [judge.llm] model the llm judge's: with the nli judge
+    configured, `calibrate --compare nli,llm` asks the server for its own model."""
+    from rag_regress.answers.calibration import _with_backend
+
+    text = TINY_CONFIG + (
+        '\n[judge]\nbackend = "nli"\nmodel = "team/nli-model"\n'
+        '\n[judge.llm]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "team-chat-model"\n'
+    )
+    config = write_project(tmp_path, config=text)
+    judge = load_config(config).judge
+    assert judge.model == "team/nli-model" and judge.identity()["model"] == "team/nli-model"
+    llm_judge = _with_backend(judge, "llm", config)
+    assert llm_judge.identity()["model"] == "team-chat-model"
+    assert llm_judge.identity()["base_url"] == "http://127.0.0.1:8000/v1"

@@ -46,7 +46,18 @@ from ..answers.settings import ANSWER_CHECKS, TABLE, JudgeTable, SettingsPath
 from ..calling.calls import DEFAULT_TIMEOUT
 from ..calling.retries import exception_type
 from ..errors import SettingError
-from ..net.addresses import KeyVariable, ServerAddress
+from ..net.server_settings import (
+    Backoff,
+    Concurrency,
+    KeyVariable,
+    MaxTokens,
+    RateLimit,
+    Retries,
+    Seed,
+    ServerAddress,
+    Temperature,
+    Timeout,
+)
 from ..registry import Kind, UnknownPart, module_of
 from ..retrieval.names import Metric, parse_metric
 from ..retrieval.ranking import Ties
@@ -583,32 +594,24 @@ class GoldenSettings:
         description="the name of the environment variable holding the API key (never the key itself); "
         "unset or empty: no key is sent",
     )
-    timeout: StrictFloat = Field(
+    timeout: Timeout = Field(
         default=60.0,
-        ge=0,
-        le=3600,
         description="seconds one candidate's request may take in all, from connecting to the last "
         "byte of the reply, retries included; then the command stops (exit 2) (0: no limit)",
     )
-    concurrency: StrictInt = Field(default=4, ge=1, le=256, description="requests in flight at once")
-    retries: StrictInt = Field(
+    concurrency: Concurrency = Field(default=4, description="requests in flight at once")
+    retries: Retries = Field(
         default=3,
-        ge=0,
-        le=10,
         description="attempts more after a 429, a 5xx or a connection error, within timeout; then "
         "the command stops (exit 2), keeping the candidates written",
     )
-    backoff: StrictFloat = Field(
-        default=1.0, ge=0, le=60, description="seconds before the first retry, doubled before each next"
+    backoff: Backoff = Field(
+        default=1.0, description="seconds before the first retry, doubled before each next"
     )
-    rate_limit: StrictFloat = Field(
-        default=0.0, ge=0, le=100_000, description="requests a second at most (0: no limit)"
-    )
-    temperature: StrictFloat = Field(default=0.7, ge=0, le=2, description="the sampling temperature")
-    max_tokens: StrictInt = Field(
+    rate_limit: RateLimit = Field(default=0.0, description="requests a second at most (0: no limit)")
+    temperature: Temperature = Field(default=0.7, description="the sampling temperature")
+    max_tokens: MaxTokens = Field(
         default=1024,
-        ge=16,
-        le=100_000,
         description="the longest reply, in tokens (a reply cut there is dropped as malformed; a server "
         "without a limit may write thousands of tokens for one candidate)",
     )
@@ -617,10 +620,8 @@ class GoldenSettings:
         description='send response_format {"type": "json_object"}; false for a server that refuses it '
         "(the prompt still asks for JSON, and a reply inside a ```json fence is read)",
     )
-    seed: StrictInt = Field(
+    seed: Seed = Field(
         default=0,
-        ge=0,
-        le=2**31 - 1,
         description="picks the documents of each slot (same corpus, seed and count: same plan); slot "
         "i's request sends seed + i",
     )

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import Field, StrictInt, StrictStr, field_validator
 from pydantic.dataclasses import dataclass
 
 from ...errors import SettingError
-from ...net.addresses import KeyVariable, ServerAddress
+from ...net.server_settings import (
+    Backoff,
+    Concurrency,
+    KeyVariable,
+    MaxTokens,
+    RateLimit,
+    Retries,
+    Seed,
+    ServerAddress,
+    Temperature,
+    Timeout,
+)
 from ..settings import TABLE, SettingsPath
 from .prompt import read_prompt
 
@@ -75,38 +86,28 @@ class Settings:
         description="requests per answer; a sentence's score is the share of them that found "
         "support (use an odd number, with temperature above 0)",
     )
-    temperature: StrictFloat = Field(default=0.0, ge=0, le=2, description="the sampling temperature")
-    seed: StrictInt = Field(
-        default=0, ge=0, le=2**31 - 1, description="the sampling seed (vote i sends seed + i)"
-    )
-    timeout: StrictFloat = Field(
+    temperature: Temperature = Field(default=0.0, description="the sampling temperature")
+    seed: Seed = Field(default=0, description="the sampling seed (vote i sends seed + i)")
+    timeout: Timeout = Field(
         default=60.0,
-        ge=0,
-        le=3600,
         description="seconds one verdict's request may take in all, from connecting to the last "
         "byte of the reply, retries included; then exit 2 naming the answer (0: no limit)",
     )
-    retries: StrictInt = Field(
+    retries: Retries = Field(
         default=3,
-        ge=0,
-        le=10,
         description="attempts more after a 429, a 5xx or a connection error, within timeout; "
         "then exit 2 naming the answer",
     )
-    backoff: StrictFloat = Field(
-        default=1.0, ge=0, le=60, description="seconds before the first retry, doubled before each next"
+    backoff: Backoff = Field(
+        default=1.0, description="seconds before the first retry, doubled before each next"
     )
-    max_tokens: StrictInt = Field(
+    max_tokens: MaxTokens = Field(
         default=1024,
-        ge=16,
-        le=100_000,
         description="the longest reply, in tokens (a reply cut there is counted, its sentences not "
         "judged; a server without a limit may write thousands of tokens for one request)",
     )
-    concurrency: StrictInt = Field(default=4, ge=1, le=256, description="requests in flight at once")
-    rate_limit: StrictFloat = Field(
-        default=0.0, ge=0, le=100_000, description="requests a second at most (0: no limit)"
-    )
+    concurrency: Concurrency = Field(default=4, description="requests in flight at once")
+    rate_limit: RateLimit = Field(default=0.0, description="requests a second at most (0: no limit)")
 
     @field_validator("model")
     @classmethod

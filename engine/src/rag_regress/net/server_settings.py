@@ -1,13 +1,14 @@
-"""The two settings every server the engine calls is named by, checked where they are written:
+"""What every chat server the engine calls ([judge.llm], [golden]) is set with, declared once:
 its address, which every report records (so no user name or password in it: a key goes in
-an environment variable), and the name of the variable holding its key (never the key)."""
+an environment variable), the name of the variable holding its key (never the key), and the
+ranges of the limits and sampling of its calls. Each table gives its own defaults and words."""
 
 from __future__ import annotations
 
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, StrictStr
+from pydantic import AfterValidator, Field, StrictFloat, StrictInt, StrictStr
 
 _ADDRESS = re.compile(r"https?://[^\s/?#@]+(/[^\s?#]*)?")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -30,3 +31,11 @@ def variable_name(name: str) -> str:
 
 ServerAddress = Annotated[StrictStr, AfterValidator(server_address)]
 KeyVariable = Annotated[StrictStr, AfterValidator(variable_name)]
+Timeout = Annotated[StrictFloat, Field(ge=0, le=3600)]  # seconds, retries included (0: none)
+Retries = Annotated[StrictInt, Field(ge=0, le=10)]
+Backoff = Annotated[StrictFloat, Field(ge=0, le=60)]  # seconds before the first retry
+Concurrency = Annotated[StrictInt, Field(ge=1, le=256)]
+RateLimit = Annotated[StrictFloat, Field(ge=0, le=100_000)]  # requests a second (0: none)
+MaxTokens = Annotated[StrictInt, Field(ge=16, le=100_000)]
+Temperature = Annotated[StrictFloat, Field(ge=0, le=2)]
+Seed = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
