@@ -130,7 +130,11 @@ model = "qwen2.5:7b"
 votes = 3                              # odd, with temperature above 0
 temperature = 0.7
 threshold = 0.6
-min_kappa = 0.3
+min_kappa = 0.3                        # the judge gates once its kappa reaches this:
+                                       # calibrate measures it
+
+# What each model costs (a comment of the table below)
+[prices]
 """
 
 
@@ -148,10 +152,14 @@ def test_migrate_moves_the_llm_judges_settings_to_their_own_table(
     assert run_cli(["--config", str(config), "migrate"]) == 0
     after = config.read_text(encoding="utf-8")
     judge, own = after.split("[judge]\n", 1)[1].split("[judge.llm]\n", 1)
-    assert judge == 'backend = "llm"\nthreshold = 0.6\nmin_kappa = 0.3\n\n'
+    kept = ["backend", "threshold", "min_kappa", ""]  # "": min_kappa's comment going on below it
+    assert (
+        judge.splitlines() == [line for line in LLM_IN_JUDGE.splitlines() if line.split(" ")[0] in kept][1:]
+    )
     moved = ["base_url", "model", "votes", "temperature"]
     lines = [line for line in before.splitlines(keepends=True) if line.split(" ", 1)[0] in moved]
-    assert own == "".join(lines) + "\n"  # each line whole, its comment with it, in its order
+    # each line whole, its comment with it, in its order; the next table's comment stays above it
+    assert own == "".join(lines) + "\n# What each model costs (a comment of the table below)\n[prices]\n"
     assert after.split("[judge]")[0] == before.split("[judge]")[0]  # nothing else moves
 
     settings = load_config(config).judge
@@ -160,3 +168,16 @@ def test_migrate_moves_the_llm_judges_settings_to_their_own_table(
     assert (settings.options.votes, settings.options.temperature) == (3, 0.7)
     assert run_cli(["--config", str(config), "migrate"]) == 0
     assert "nothing to migrate" in capsys.readouterr().out and config.read_text(encoding="utf-8") == after
+
+
+def test_a_judge_setting_migrate_cannot_move_line_by_line_is_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    system = '[system]\nretriever = "bm25"\ngenerator = "stand-in"\n\n'
+    judge = '\n[judge]\nbackend = "llm"\nmodel = """\nqwen"""\nbase_url = "http://h/v1"\n'
+    config = write_project(tmp_path, config=system + TINY_CONFIG + judge)
+    before = config.read_bytes()
+    assert run_cli(["--config", str(config), "migrate"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be moved to [judge.llm] line by line" in err and "by hand" in err
+    assert config.read_bytes() == before

@@ -98,31 +98,58 @@ def migrate_config(path: Path) -> Change | None:
     judge = tables.get("judge")
     moved = moved_to_llm_table(judge) if isinstance(judge, dict) else []
     if moved:
-        after = _llm_table(after, moved)
+        after = _llm_table(after, moved, path)
     return None if after == text else Change(path, text, after)
 
 
-def _llm_table(text: str, moved: list[str]) -> str:
-    """eval.toml with the [judge] keys `moved` in [judge.llm] (made after [judge]'s own keys
-    when there is none); every other byte stays."""
-    import tomlkit
+def _llm_table(text: str, moved: list[str], path: Path) -> str:
+    """eval.toml with the [judge] lines of the keys `moved` in [judge.llm], each line whole (its
+    comment with it) and in its order: at the end of [judge.llm]'s keys, or in a [judge.llm]
+    made right after [judge]'s last key, so the comments above the next table stay above it.
+    Every other byte stays; a file this cannot do that for is named, to be moved by hand."""
+    lines = text.splitlines(keepends=True)
+    headers = [n for n, line in enumerate(lines) if TABLE_HEADER.match(line)]
 
-    document = tomlkit.parse(text)
-    judge = document["judge"]
-    assert isinstance(judge, tomlkit.items.Table)
-    found = judge.get("llm")
-    made = not isinstance(found, tomlkit.items.Table)
-    own: tomlkit.items.Table = found if isinstance(found, tomlkit.items.Table) else tomlkit.table()
-    if made:
-        judge.append("llm", own)
-    for key in [key for key in judge if key in moved]:  # in the order written
-        item = judge.item(key)
-        judge.remove(key)
-        own.append(key, item)
-    if made:
-        own.add(tomlkit.nl())  # a blank line before the next table, as around the others
-    after = tomlkit.dumps(document)
-    tomllib.loads(after)
+    def table(name: str) -> tuple[int, int] | None:  # (header line, line after the table)
+        found = [n for n in headers if re.match(rf"\s*\[\s*{re.escape(name)}\s*\]", lines[n])]
+        if not found:
+            return None
+        return found[0], next((n for n in headers if n > found[0]), len(lines))
+
+    def last_key(start: int, end: int) -> int:
+        """The table's last key line, and the indented comment lines that go on from it."""
+        last = max(n for n in range(start, end) if lines[n].strip() and not lines[n].lstrip().startswith("#"))
+        while last + 1 < end and re.match(r"[ \t]+#", lines[last + 1]):
+            last += 1
+        return last
+
+    judge, own = table("judge"), table("judge.llm")
+    assert judge is not None  # moved_to_llm_table found keys in it
+    pattern = re.compile(rf"\s*({'|'.join(map(re.escape, moved))})\s*=")
+    taken = [n for n in range(judge[0] + 1, judge[1]) if pattern.match(lines[n])]
+    block = [lines[n] if lines[n].endswith("\n") else lines[n] + "\n" for n in taken]
+    if own is None:
+        at = last_key(*judge) + 1
+        block = ["\n", "[judge.llm]\n", *block]
+    else:
+        at = last_key(*own) + 1
+    kept = [(n, line) for n, line in enumerate(lines) if n not in taken]
+    after = "".join(line for n, line in kept if n < at) + "".join(block)
+    after += "".join(line for n, line in kept if n >= at)
+    try:
+        read, was = tomllib.loads(after), tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        read, was = {}, {}
+    judged = dict(was.get("judge", {}))
+    expected = {**was, "judge": {k: v for k, v in judged.items() if k not in moved}}
+    expected["judge"]["llm"] = {**judged.get("llm", {}), **{k: judged[k] for k in judged if k in moved}}
+    if read != expected:  # a value over several lines, or a table written inline
+        raise EvalInputError(
+            path,
+            f"[judge] {', '.join(moved)}: the llm judge's settings cannot be moved to [judge.llm] "
+            "line by line in this file",
+            "move them under a [judge.llm] table by hand, then check with `rag-regress eval --dry-run`",
+        )
     return after
 
 
