@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import socket
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 from adapter_fakes import DOCUMENTS, TOKEN, bm25_of, search_service
 
+from conftest import TINY_CONFIG, run_cli, write_project
 from fake_http import Received, Reply, Server
 from rag_regress.adapters import http
 from rag_regress.api import Message
@@ -268,6 +270,7 @@ def test_a_redirect_is_not_followed(search_service: Server) -> None:
         ({"url": "http://x/search", "depth": 5}, "depth", "unknown option 'depth'; the http retriever takes"),
         ({}, "url", "option 'url' is required by the http retriever"),
         ({"url": "search.internal"}, "url", "option 'url' must be an http:// or https:// address"),
+        ({"url": "http://team:pw-1234@x/s"}, "url", "option 'url' must not hold a user name or password"),
         ({"url": "http://x/s", "timeout": "5"}, "timeout", "option 'timeout' must be a float, got '5'"),
         (
             {"url": "http://x/s", "timeout": 7200},
@@ -300,6 +303,23 @@ def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], key:
     with pytest.raises(OptionsError) as caught:
         http.build(DOCUMENTS, TOKENIZE, options)
     assert named in str(caught.value) and caught.value.key == key
+    assert "pw-1234" not in str(caught.value) + (caught.value.fix or "")
+
+
+def test_a_password_in_the_url_is_refused_at_its_line_and_shown_nowhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It would be recorded in every report (and failed to connect, its message quoting it)."""
+    system = '[system]\nretriever = "http"\ngenerator = "stand-in"\n\n'
+    text = system + TINY_CONFIG.replace(
+        "[retriever]\n", '[retriever]\nurl = "https://bob:hunter2-pw@search.internal/q"\n'
+    )
+    config = write_project(tmp_path, config=text)
+    assert run_cli(["--config", str(config), "eval"]) == 2
+    err = capsys.readouterr().err
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("url = "))
+    assert f"eval.toml:{line}: retriever.url: option 'url' must not hold a user name or password" in err
+    assert "auth_env" in err and "hunter2" not in err and not (tmp_path / "build").exists()
 
 
 def test_an_unknown_option_lists_the_known_ones() -> None:

@@ -337,6 +337,7 @@ def test_a_refused_key_is_named_by_its_variable_never_shown(
         ),
         ({"base_url": "http://x/v1", "model": "m", "citations": "yes"}, "citations", "must be a bool"),
         ({"base_url": "http://x/v1", "model": "m", "abstain": " "}, "abstain", "'abstain' must not be empty"),
+        ({"base_url": "http://u:pw@x/v1", "model": "m"}, "base_url", "must not hold a user name or password"),
     ],
 )
 def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], key: str, named: str) -> None:

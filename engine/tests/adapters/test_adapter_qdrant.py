@@ -167,6 +167,11 @@ def test_index_false_on_vectors_of_another_model_is_a_clear_error(tmp_path: Path
             "options 'url' and 'path' are both set",
         ),
         ({"url": "127.0.0.1:6333"}, "url", "option 'url' must be an http"),
+        (
+            {"url": "https://u:pw@q.internal:6333"},
+            "url",
+            "option 'url' must not hold a user name or password",
+        ),
         ({"path": ":memory:", "k1": 0.9}, "k1", "unknown option 'k1'; the qdrant retriever takes"),
         ({"path": ":memory:", "index": "yes"}, "index", "option 'index' must be a bool, got 'yes'"),
         (

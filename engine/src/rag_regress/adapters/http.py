@@ -73,6 +73,7 @@ from ..net.http import OutOfTime, TooLarge, Unreachable, send
 from ..net.http import problem as http_problem
 from ..net.parse import loads
 from ..net.redact import shortened
+from ..net.server_settings import credentials_in
 from ..options import OptionsError, PartSettings, RequestSeconds, validated
 from . import refused
 
@@ -231,6 +232,12 @@ class Settings(PartSettings):
     @field_validator("url")
     @classmethod
     def _an_address(cls, url: str) -> str:
+        if credentials_in(url):  # refused before any message can show it
+            raise OptionsError(
+                "option 'url' must not hold a user name or password: every report records the address",
+                "url",
+                "send the credential from an environment variable: auth_env (with auth_header)",
+            )
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise OptionsError(

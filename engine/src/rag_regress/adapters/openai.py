@@ -87,6 +87,7 @@ from ..api import Answer, Context, Document, History, Hit, Retriever, looks_like
 from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..net.http import OutOfTime
+from ..net.server_settings import credentials_in
 from ..options import OptionsError, PartSettings, RequestSeconds, validated
 from . import refused
 
@@ -336,6 +337,12 @@ class Settings(PartSettings):
     @field_validator("base_url")
     @classmethod
     def _an_address(cls, url: str) -> str:
+        if credentials_in(url):  # refused before any message can show it
+            raise OptionsError(
+                "option 'base_url' must not hold a user name or password: every report records the address",
+                "base_url",
+                "put the key in the environment variable api_key_env names",
+            )
         if not url.startswith(("http://", "https://")):
             raise OptionsError(
                 f"option 'base_url' must be an http:// or https:// address, got {url!r}",

@@ -68,6 +68,7 @@ from pydantic import Field, StrictBool, StrictStr, field_validator, model_valida
 
 from ..api import Document, History, Hit, Tokenizer
 from ..errors import EvalInputError
+from ..net.server_settings import credentials_in
 from ..options import OptionsError, PartSettings, validated
 from ..retrieval.retrievers import UseHistory, all_in_context, dense
 from . import CONFIG, refused
@@ -325,6 +326,12 @@ class Settings(PartSettings):
     @field_validator("url")
     @classmethod
     def _an_address(cls, url: str | None) -> str | None:
+        if url is not None and credentials_in(url):  # refused before any message can show it
+            raise OptionsError(
+                "option 'url' must not hold a user name or password: every report records the address",
+                "url",
+                "put the key in the environment variable api_key_env names",
+            )
         if url is not None and not url.startswith(("http://", "https://")):
             raise OptionsError(
                 f"option 'url' must be an http:// or https:// address, got {url!r}",

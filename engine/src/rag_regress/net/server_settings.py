@@ -6,6 +6,7 @@ ranges of the limits and sampling of its calls. Each table gives its own default
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictFloat, StrictInt, StrictStr
@@ -19,6 +20,12 @@ def server_address(url: str) -> str:
     if not _ADDRESS.fullmatch(url):
         raise ValueError("must be an http:// or https:// address, without a query or a user name")
     return url
+
+
+def credentials_in(url: str) -> bool:
+    """Whether `url` names a user or a password (http://user:password@host/): an address the
+    engine records in every report and may show in a message, so never a credential's place."""
+    return "@" in urllib.parse.urlsplit(url).netloc
 
 
 def variable_name(name: str) -> str:
