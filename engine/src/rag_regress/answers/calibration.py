@@ -370,7 +370,8 @@ def compare(
 
 
 def _with_backend(settings: JudgeSettings, name: str, config_path: Path) -> JudgeSettings:
-    """[judge] with another backend, its own default threshold and fail_on unless set."""
+    """[judge] with another backend, at the default threshold, with [judge] fail_on and the
+    backend's own table ([judge.NAME], else its defaults)."""
     from .settings import DEFAULT_THRESHOLD, own_settings
 
     own = dict(settings.own)

@@ -85,8 +85,8 @@ def judge_module(backend: str) -> ModuleType | None:
 
 def own_settings(backend: str, config_path: Path, line: int | None) -> Any | None:
     """The model of judge `backend`'s own table, [judge.BACKEND]: the `Settings` class its
-    module declares (a pydantic model or dataclass), or None when it declares none (the
-    built-in judges: their settings are [judge]'s) or cannot be imported for a missing library.
+    module declares (a pydantic model or dataclass), or None when it declares none (lexical
+    and nli: their settings are [judge]'s) or cannot be imported for a missing library.
     A module that fails otherwise is exit 2 at its own line, else at `config_path`:`line`."""
     try:
         return getattr(judge_module(backend), "Settings", None)
