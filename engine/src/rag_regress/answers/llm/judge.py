@@ -262,6 +262,7 @@ class LLMJudge:
         self.config_path = config_path
         self.prompt = read_prompt(options.prompt)
         self.identity: dict[str, Any] = identity(settings)
+        self.failing = settings.failing()  # read once: it looks the judge's module up
         self.client = Client(options.base_url, api_key, options.timeout)
         self.has_key = bool(api_key)
         retry = RetryPolicy(options.retries, options.backoff, (Transient,), sleep)
@@ -428,7 +429,7 @@ class LLMJudge:
             reason = problems[0] if problems else "the judge found no support in the contexts"
             return Verdict(False, score, "", reason + tally)
         context = "\n".join(contexts)
-        failing = self.settings.failing()
+        failing = self.failing
         rejected: Verdict | None = None
         for evidence in found:
             for window in _quoted_windows(evidence, contexts):
