@@ -13,6 +13,8 @@ missing one or one of the wrong type stops the run with exit 2 naming it, its li
 from __future__ import annotations
 
 from ..errors import EvalInputError
+from ..net.server_settings import credentials_in
+from ..options import OptionsError
 
 CONFIG = "eval.toml"  # where the options come from, as an error names it
 
@@ -22,3 +24,16 @@ def refused(table: str, key: str, problem: str, fix: str) -> EvalInputError:
     variable that is not set, a file that cannot be read, a model that does not load):
     exit 2 naming `[table] key`. Malformed options are the adapter's Settings' to refuse."""
     return EvalInputError(CONFIG, f"[{table}] {key} {problem}", fix)
+
+
+def without_credentials(url: str, key: str, variable: str) -> str:
+    """`url`, unless it names a user or a password: every report records a part's settings,
+    so that is refused (OptionsError naming `key`, never the address), the fix naming the
+    option `variable` that takes the credential's environment variable instead."""
+    if credentials_in(url):
+        raise OptionsError(
+            f"option {key!r} must not hold a user name or password: every report records the address",
+            key,
+            f"put the credential in an environment variable, and name it in {variable}",
+        )
+    return url

@@ -73,9 +73,8 @@ from ..net.http import OutOfTime, TooLarge, Unreachable, send
 from ..net.http import problem as http_problem
 from ..net.parse import loads
 from ..net.redact import shortened
-from ..net.server_settings import credentials_in
 from ..options import OptionsError, PartSettings, RequestSeconds, validated
-from . import refused
+from . import refused, without_credentials
 
 VERSION = "1.0"  # bumped whenever what is sent or read may change for the same settings
 PART = "the http retriever"  # who refuses a bad option
@@ -232,12 +231,7 @@ class Settings(PartSettings):
     @field_validator("url")
     @classmethod
     def _an_address(cls, url: str) -> str:
-        if credentials_in(url):  # refused before any message can show it
-            raise OptionsError(
-                "option 'url' must not hold a user name or password: every report records the address",
-                "url",
-                "send the credential from an environment variable: auth_env (with auth_header)",
-            )
+        without_credentials(url, "url", "auth_env (sent with auth_header)")  # before any message shows it
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise OptionsError(

@@ -87,9 +87,8 @@ from ..api import Answer, Context, Document, History, Hit, Retriever, looks_like
 from ..calling.asking import with_history
 from ..inputs.conversation import Turn
 from ..net.http import OutOfTime
-from ..net.server_settings import credentials_in
 from ..options import OptionsError, PartSettings, RequestSeconds, validated
-from . import refused
+from . import refused, without_credentials
 
 VERSION = "1.0"  # bumped whenever what is sent or read may change for the same settings
 PART = "the openai generator"  # who refuses a bad option
@@ -337,12 +336,7 @@ class Settings(PartSettings):
     @field_validator("base_url")
     @classmethod
     def _an_address(cls, url: str) -> str:
-        if credentials_in(url):  # refused before any message can show it
-            raise OptionsError(
-                "option 'base_url' must not hold a user name or password: every report records the address",
-                "base_url",
-                "put the key in the environment variable api_key_env names",
-            )
+        without_credentials(url, "base_url", "api_key_env")  # before any message shows it
         if not url.startswith(("http://", "https://")):
             raise OptionsError(
                 f"option 'base_url' must be an http:// or https:// address, got {url!r}",

@@ -68,10 +68,9 @@ from pydantic import Field, StrictBool, StrictStr, field_validator, model_valida
 
 from ..api import Document, History, Hit, Tokenizer
 from ..errors import EvalInputError
-from ..net.server_settings import credentials_in
 from ..options import OptionsError, PartSettings, validated
 from ..retrieval.retrievers import UseHistory, all_in_context, dense
-from . import CONFIG, refused
+from . import CONFIG, refused, without_credentials
 
 VERSION = "1.0"  # bumped whenever what is stored or asked may change for the same settings
 PART = "the qdrant retriever"  # who refuses a bad option
@@ -326,12 +325,8 @@ class Settings(PartSettings):
     @field_validator("url")
     @classmethod
     def _an_address(cls, url: str | None) -> str | None:
-        if url is not None and credentials_in(url):  # refused before any message can show it
-            raise OptionsError(
-                "option 'url' must not hold a user name or password: every report records the address",
-                "url",
-                "put the key in the environment variable api_key_env names",
-            )
+        if url is not None:
+            without_credentials(url, "url", "api_key_env")  # before any message shows it
         if url is not None and not url.startswith(("http://", "https://")):
             raise OptionsError(
                 f"option 'url' must be an http:// or https:// address, got {url!r}",

@@ -1,7 +1,8 @@
 """What every chat server the engine calls ([judge.llm], [golden]) is set with, declared once:
 its address, which every report records (so no user name or password in it: a key goes in
 an environment variable), the name of the variable holding its key (never the key), and the
-ranges of the limits and sampling of its calls. Each table gives its own defaults and words."""
+ranges of the limits and sampling of its calls (with the words, where every table says the
+same). Each table gives its own defaults."""
 
 from __future__ import annotations
 
@@ -40,9 +41,13 @@ ServerAddress = Annotated[StrictStr, AfterValidator(server_address)]
 KeyVariable = Annotated[StrictStr, AfterValidator(variable_name)]
 Timeout = Annotated[StrictFloat, Field(ge=0, le=3600)]  # seconds, retries included (0: none)
 Retries = Annotated[StrictInt, Field(ge=0, le=10)]
-Backoff = Annotated[StrictFloat, Field(ge=0, le=60)]  # seconds before the first retry
-Concurrency = Annotated[StrictInt, Field(ge=1, le=256)]
-RateLimit = Annotated[StrictFloat, Field(ge=0, le=100_000)]  # requests a second (0: none)
+Backoff = Annotated[
+    StrictFloat, Field(ge=0, le=60, description="seconds before the first retry, doubled before each next")
+]
+Concurrency = Annotated[StrictInt, Field(ge=1, le=256, description="requests in flight at once")]
+RateLimit = Annotated[
+    StrictFloat, Field(ge=0, le=100_000, description="requests a second at most (0: no limit)")
+]
 MaxTokens = Annotated[StrictInt, Field(ge=16, le=100_000)]
 Temperature = Annotated[StrictFloat, Field(ge=0, le=2)]
 Seed = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]

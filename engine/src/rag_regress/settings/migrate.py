@@ -33,6 +33,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..answers.llm.settings import moved_to_llm_table
 from ..errors import EvalInputError, ExitCode
@@ -136,10 +137,11 @@ def _llm_table(text: str, moved: list[str], path: Path) -> str:
     kept = [(n, line) for n, line in enumerate(lines) if n not in taken]
     after = "".join(line for n, line in kept if n < at) + "".join(block)
     after += "".join(line for n, line in kept if n >= at)
+    was = tomllib.loads(text)  # read by migrate_config already: valid TOML
     try:
-        read, was = tomllib.loads(after), tomllib.loads(text)
+        read: dict[str, Any] | None = tomllib.loads(after)
     except tomllib.TOMLDecodeError:
-        read, was = {}, {}
+        read = None
     judged = dict(was.get("judge", {}))
     expected = {**was, "judge": {k: v for k, v in judged.items() if k not in moved}}
     expected["judge"]["llm"] = {**judged.get("llm", {}), **{k: judged[k] for k in judged if k in moved}}

@@ -599,16 +599,14 @@ class GoldenSettings:
         description="seconds one candidate's request may take in all, from connecting to the last "
         "byte of the reply, retries included; then the command stops (exit 2) (0: no limit)",
     )
-    concurrency: Concurrency = Field(default=4, description="requests in flight at once")
+    concurrency: Concurrency = 4
     retries: Retries = Field(
         default=3,
         description="attempts more after a 429, a 5xx or a connection error, within timeout; then "
         "the command stops (exit 2), keeping the candidates written",
     )
-    backoff: Backoff = Field(
-        default=1.0, description="seconds before the first retry, doubled before each next"
-    )
-    rate_limit: RateLimit = Field(default=0.0, description="requests a second at most (0: no limit)")
+    backoff: Backoff = 1.0
+    rate_limit: RateLimit = 0.0
     temperature: Temperature = Field(default=0.7, description="the sampling temperature")
     max_tokens: MaxTokens = Field(
         default=1024,

@@ -98,16 +98,14 @@ class Settings:
         description="attempts more after a 429, a 5xx or a connection error, within timeout; "
         "then exit 2 naming the answer",
     )
-    backoff: Backoff = Field(
-        default=1.0, description="seconds before the first retry, doubled before each next"
-    )
+    backoff: Backoff = 1.0
     max_tokens: MaxTokens = Field(
         default=1024,
         description="the longest reply, in tokens (a reply cut there is counted, its sentences not "
         "judged; a server without a limit may write thousands of tokens for one request)",
     )
-    concurrency: Concurrency = Field(default=4, description="requests in flight at once")
-    rate_limit: RateLimit = Field(default=0.0, description="requests a second at most (0: no limit)")
+    concurrency: Concurrency = 4
+    rate_limit: RateLimit = 0.0
 
     @field_validator("model")
     @classmethod
