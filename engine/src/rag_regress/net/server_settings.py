@@ -38,7 +38,14 @@ def variable_name(name: str) -> str:
 
 
 ServerAddress = Annotated[StrictStr, AfterValidator(server_address)]
-KeyVariable = Annotated[StrictStr, AfterValidator(variable_name)]
+KeyVariable = Annotated[
+    StrictStr,
+    AfterValidator(variable_name),
+    Field(
+        description="the name of the environment variable holding the API key (never the key "
+        "itself); unset or empty: no key is sent"
+    ),
+]
 Timeout = Annotated[StrictFloat, Field(ge=0, le=3600)]  # seconds, retries included (0: none)
 Retries = Annotated[StrictInt, Field(ge=0, le=10)]
 Backoff = Annotated[
@@ -49,5 +56,5 @@ RateLimit = Annotated[
     StrictFloat, Field(ge=0, le=100_000, description="requests a second at most (0: no limit)")
 ]
 MaxTokens = Annotated[StrictInt, Field(ge=16, le=100_000)]
-Temperature = Annotated[StrictFloat, Field(ge=0, le=2)]
+Temperature = Annotated[StrictFloat, Field(ge=0, le=2, description="the sampling temperature")]
 Seed = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]

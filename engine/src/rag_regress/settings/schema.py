@@ -589,11 +589,7 @@ class GoldenSettings:
     model: StrictStr | None = Field(
         default=None, description="the model the server serves (required by `golden generate`)"
     )
-    api_key_env: KeyVariable = Field(
-        default="OPENAI_API_KEY",
-        description="the name of the environment variable holding the API key (never the key itself); "
-        "unset or empty: no key is sent",
-    )
+    api_key_env: KeyVariable = "OPENAI_API_KEY"
     timeout: Timeout = Field(
         default=60.0,
         description="seconds one candidate's request may take in all, from connecting to the last "
@@ -607,7 +603,7 @@ class GoldenSettings:
     )
     backoff: Backoff = 1.0
     rate_limit: RateLimit = 0.0
-    temperature: Temperature = Field(default=0.7, description="the sampling temperature")
+    temperature: Temperature = 0.7
     max_tokens: MaxTokens = Field(
         default=1024,
         description="the longest reply, in tokens (a reply cut there is dropped as malformed; a server "

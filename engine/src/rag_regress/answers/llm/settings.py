@@ -69,11 +69,7 @@ class Settings:
         examples=["llama3.1:8b"],
         description='the model the server serves (e.g. "llama3.1:8b" for Ollama, the served name for vLLM)',
     )
-    api_key_env: KeyVariable = Field(
-        default="OPENAI_API_KEY",
-        description="the name of the environment variable holding the API key (never the key "
-        "itself); unset or empty: no key is sent",
-    )
+    api_key_env: KeyVariable = "OPENAI_API_KEY"
     prompt: SettingsPath | None = Field(
         default=None,
         examples=["evals/judge_prompt.txt"],
@@ -86,7 +82,7 @@ class Settings:
         description="requests per answer; a sentence's score is the share of them that found "
         "support (use an odd number, with temperature above 0)",
     )
-    temperature: Temperature = Field(default=0.0, description="the sampling temperature")
+    temperature: Temperature = 0.0
     seed: Seed = Field(default=0, description="the sampling seed (vote i sends seed + i)")
     timeout: Timeout = Field(
         default=60.0,
