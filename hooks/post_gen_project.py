@@ -12,8 +12,8 @@ standard library only. Idempotent; never runs git, prompts or touches the networ
   (cruft records it in .cruft.json too): the team commits this file.
 - Baseline: `evals/baselines/<retriever>.json` (made by the template's `nox -s baselines`)
   becomes `evals/baseline.json` when it was made with the chosen k and judge; otherwise, or
-  when the system is the team's own service or LLM (http, openai), the project starts
-  without a baseline and says how to make one.
+  when the system or its judge is the team's own service or LLM (http, openai, the llm
+  judge), the project starts without a baseline and says how to make one.
 - prompts/ (the LLM generator's prompt) only when the rendered [generation] names a prompt in it.
 """
 
@@ -32,6 +32,9 @@ ANSWERS: dict = json.loads(r"""{{ cookiecutter | tojson }}""")
 # baseline can ship), a `prompt` under prompts/ keeps that folder. A retriever that calls the
 # team's own service is one without a shipped baseline (evals/baselines/).
 GENERATION = re.compile(r"(?ms)^\[generation\]$(.*?)(?=^\[)")
+# A judge's own table ([judge.NAME], from templates/judges/NAME.jinja) that names a `base_url`:
+# a judge model behind a server, whose verdicts no shipped baseline holds.
+JUDGE_TABLE = re.compile(r"(?ms)^\[judge\.[\w-]+\][^\n]*$(.*?)(?=^\[|\Z)")
 COMMIT = re.compile(r"[0-9a-f]{40}")
 # Git URLs a team's CI can reach; a bare path (or a file: URL not given by the user) is not one.
 REMOTE = re.compile(r"^(?:(?:https?|ssh|git|file)://|git\+|[\w.-]+@[\w.-]+:)")
@@ -157,9 +160,12 @@ def main() -> int:
             f"NOTE: the engine is pinned as {requirement} (no git URL and commit of the template known). "
             "Generate from the template's git URL, or with cruft, to pin its commit (README, 'The engine')."
         )
-    found = GENERATION.search((project / "eval.toml").read_text(encoding="utf-8"))
+    settings = (project / "eval.toml").read_text(encoding="utf-8")
+    found = GENERATION.search(settings)
     generation = found.group(1) if found else ""
     services = [f"the generator {ANSWERS['generator']}"] if re.search(r"(?m)^base_url = ", generation) else []
+    if any(re.search(r"(?m)^base_url = ", table) for table in JUDGE_TABLE.findall(settings)):
+        services.append(f"the judge {ANSWERS['judge']}")
     shipped, placed = (
         project / "evals" / "baselines" / f"{ANSWERS['retriever']}.json",
         project / "evals" / "baseline.json",

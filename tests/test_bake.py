@@ -117,7 +117,9 @@ def torch_pins(project: Path) -> tuple[list[str], bool]:
     return json.loads(result.stdout), "torch==2.13.0" in (project / "tox.ini").read_text("utf-8")
 
 
-@pytest.mark.parametrize("choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli", "generator=openai"])
+@pytest.mark.parametrize(
+    "choice", [f"retriever={r}" for r in RETRIEVERS] + ["judge=nli", "judge=llm", "generator=openai"]
+)
 def test_every_choice_renders_completely_and_lint_clean(tmp_path: Path, choice: str) -> None:
     """Nothing left unrendered, exactly the team's files, the engine pinned with the extras
     the choice needs, and the generated Python passes the project's own ruff settings."""
@@ -131,9 +133,9 @@ def test_every_choice_renders_completely_and_lint_clean(tmp_path: Path, choice: 
     assert not leftovers, "unrendered template syntax:\n" + "\n".join(leftovers)
     for path in project.rglob("*.py"):
         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    # The shipped baselines were judged by the lexical judge: an nli project starts without one.
+    # The shipped baselines were judged by the lexical judge: an nli or llm project starts without one.
     # So was none made for a team's own service or LLM; only the LLM generator has a prompt.
-    own = choice in ("judge=nli", "retriever=http", "generator=openai")
+    own = choice in ("judge=nli", "judge=llm", "retriever=http", "generator=openai")
     expected = LAYOUT - {"evals/baseline.json"} if own else LAYOUT
     expected |= {"prompts/answer.txt"} if choice == "generator=openai" else set()
     assert layout(project) == expected

@@ -2,8 +2,9 @@
 the chosen retriever (its [retriever] options, the stand-in's floor in its units, its sweep,
 its README paragraph, its engine extra, torch, its service's key), generator ([generation],
 its README paragraph, generator.py's build, its key, whether it rewords) and judge ([judge]'s
-backend lines, its extra, torch) comes from templates/KIND/NAME.jinja, which the template's
-files import. No template file or hook tests a choice's name."""
+backend lines, its own [judge.NAME] table, its README paragraph, its extra, torch, its key)
+comes from templates/KIND/NAME.jinja, which the template's files import. No template file or
+hook tests a choice's name."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ DECLARED = {
     "retriever": {"extra", "torch", "secret_env", "service"}
     | {"options", "min_score", "sweep", "about", "docstring"},
     "generator": {"service", "rewords", "prompts", "secret_env", "options", "about", "imports", "build"},
-    "judge": {"extra", "torch", "options"},
+    "judge": {"extra", "torch", "secret_env", "options", "table", "about"},
 }
 CHOICE = re.compile(r"cookiecutter\.(retriever|generator|judge)\s*(==|!=|\bin\b)")
 

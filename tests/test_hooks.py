@@ -104,19 +104,23 @@ def test_a_teams_own_service_starts_without_a_baseline_and_says_how_to_make_it(
     )
 
 
-@pytest.mark.parametrize("judge", ["lexical", "nli"])
+@pytest.mark.parametrize("judge", ["lexical", "nli", "llm"])
 def test_post_gen_hook_places_a_baseline_only_for_the_judge_it_was_made_with(
     tmp_path: Path, judge: str
 ) -> None:
-    """The shipped baselines were judged by the lexical judge, so an nli project starts
-    without one and says so; the pin carries the nli extra."""
+    """The shipped baselines were judged by the lexical judge, so an nli or llm project starts
+    without one and says so (the llm judge's, a server to start first); the pin carries the nli
+    extra for nli alone."""
     result = bake_cli(tmp_path, f"judge={judge}")
     assert result.returncode == 0, result.stderr
     (project,) = tmp_path.iterdir()
     assert (project / "evals" / "baseline.json").exists() == (judge == "lexical")
+    assert not (project / "evals" / "baselines").exists()
     assert ("nli" in pin_extras(engine_pin(project))) == (judge == "nli")
     if judge == "nli":
         assert "judged by the lexical judge; you chose nli" in result.stdout
+    if judge == "llm":
+        assert "no baseline can ship for the judge llm (your own service). Start it" in result.stdout
 
 
 def test_a_k_without_a_shipped_baseline_starts_without_one_and_says_how_to_make_it(tmp_path: Path) -> None:
