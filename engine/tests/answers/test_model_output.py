@@ -6,7 +6,9 @@ judge's), through the command line on the tiny project."""
 from __future__ import annotations
 
 import json
+import math
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -215,3 +217,44 @@ def test_a_judge_that_skips_sentences_gives_a_complete_run_counting_what_it_did_
 
 def _toml(table: dict[str, Any]) -> str:
     return "".join(f"{key} = {json.dumps(value)}\n" for key, value in table.items())
+
+
+def test_fit_floors_fits_the_floor_on_judged_that_min_judged_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge model that never gives a verdict to some sentences (here: those of an even
+    length, however often asked): the first baseline's judged is below [judge] min_judged.
+    `baseline` names the fix; `baseline --fit-floors` adds the fitted floor to [gate.floors]
+    (which overrides min_judged), says so, and the gate then holds on that baseline."""
+
+    def odd_only(request: Received) -> Reply:
+        verdicts = [
+            {"id": n, "supported": True, "evidence": text}
+            for n, text in request.sentences.items()
+            if len(text) % 2
+        ]
+        return fake_http.chat(json.dumps({"verdicts": verdicts}))
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with serving(monkeypatch, Server(default=odd_only), "/v1") as judge:
+        table = {"base_url": judge.url, "model": "j", "concurrency": 1, "backoff": 0.01}
+        config = write_project(tmp_path, TINY_CONFIG + LLM_JUDGE + _toml(table))
+        assert run_cli(["--config", str(config), "baseline"], SHIPPED) == 0
+        said = capsys.readouterr()
+        out = said.out + said.err
+        report = json.loads((tmp_path / "baseline.json").read_text(encoding="utf-8"))
+        judged = report["aggregate"]["judged"]
+        assert 0 < judged < 0.95
+        assert f"[gate.floors] judged = 0.95: the new baseline's judged is {judged:.3f}, below" in out
+        assert "add judged = " in out and "overrides [judge] min_judged" in out
+        assert run_cli(["--config", str(config), "gate"], SHIPPED) == 3
+
+        assert run_cli(["--config", str(config), "baseline", "--fit-floors"], SHIPPED) == 0
+        said = capsys.readouterr()
+        out = said.out + said.err
+        written = config.read_text(encoding="utf-8")
+        floor = tomllib.loads(written)["gate"]["floors"]["judged"]
+        assert floor == math.floor(round((judged - 0.02) * 100, 9)) / 100
+        assert f"eval.toml: [gate.floors] judged = 0.95 -> {floor:g}" in out, out
+        assert written.index("judged = ") < written.index("[gate.checks]")
+        assert run_cli(["--config", str(config), "gate"], SHIPPED) == 0

@@ -364,6 +364,30 @@ def test_fit_floors_warns_when_it_cuts_a_floor_below_half_naming_the_questions_t
     ]
     assert "[gate.checks] key_facts = 1: removed, no question passes it" in said
     assert "hit@5: 0.5 ->" not in said, "a floor that holds is not listed"
+    assert "the judge's verdicts make" not in said, "neither floor is the judge's"
+
+
+class Unfounded:
+    """A generator whose every answer says what no document says."""
+
+    def __init__(self, *args: object):
+        pass
+
+    def answer(self, question: str) -> Answer:
+        return Answer("Bananas are purple on Tuesdays.")
+
+
+def test_a_steep_cut_of_a_judge_based_floor_says_the_judge_may_be_what_does_not_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Faithfulness 0 is an unfaithful system or a judge that does not work: the warning
+    names the floors that rest on the judge's verdicts, and how to measure the judge."""
+    text = TINY_CONFIG.replace('"hit@5" = 0.5', '"hit@5" = 0.5\nfaithfulness = 0.9')
+    config = write_project(tmp_path, config=text)
+    said = baseline(config, capsys, "--fit-floors", system=System(SHIPPED.build_retriever, Unfounded))
+    assert "[gate.floors] faithfulness: 0.9 -> 0; " in said
+    assert "  the judge's verdicts make faithfulness: so low a floor may mean that the judge does not" in said
+    assert "work, not the system (`calibrate` measures it on labelled claims)" in said
 
 
 def test_steep_cuts_lists_a_bounded_number_of_the_lowest_questions() -> None:

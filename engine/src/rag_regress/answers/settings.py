@@ -145,7 +145,8 @@ class JudgeTable:
         ge=0,
         le=1,
         description="llm (and any judge that may give no verdict): the floor of `judged`, the share of "
-        "the run's judge items given a verdict; below it the gate fails, whatever [gate.floors] says",
+        "the run's judge items given a verdict; below it the gate fails ([gate.floors] judged, when "
+        "written, replaces it: `baseline --fit-floors` writes it there)",
     )
     min_kappa: StrictFloat = Field(
         default=0.4,

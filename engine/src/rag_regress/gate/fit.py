@@ -44,14 +44,18 @@ the per-question checks removed because no question passes them: fitting never h
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
+import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..answers import stand_in
 from ..answers.settings import ANSWER_CHECKS
+from ..answers.trust import JUDGE_CHECKS
 from ..api import Document
 from ..inputs.data import Question, load_corpus, load_golden
 from ..inputs.reports import Report
@@ -199,6 +203,24 @@ def _floor(key: Key, floor: float, value: float, what: str, tolerance: float) ->
     )
 
 
+def _written_floors(config: Config) -> dict[str, Any]:
+    """[gate.floors] as eval.toml writes it, without the floors settings add (`judged`'s)."""
+    floors = tomllib.loads(config.text).get("gate", {}).get("floors", {})
+    return floors if isinstance(floors, dict) else {}
+
+
+def _judged_default(finding: Finding, value: float) -> Finding:
+    """The floor on `judged` that eval.toml leaves to [judge] min_judged: the fix adds the
+    fitted floor to [gate.floors], which overrides it, and says so."""
+    return dataclasses.replace(
+        finding,
+        problem=f"the new baseline's judged is {value:.3f}, below [judge] min_judged: the gate would fail",
+        fix=f"add judged = {finding.new:g} to [gate.floors] (it overrides [judge] min_judged; the baseline "
+        "minus the tolerance, rounded down), or make the judge give more verdicts (a larger model, "
+        "its prompt) and remake the baseline",
+    )
+
+
 def _floors(config: Config, report: Report, questions: list[Question]) -> list[Finding]:
     """Floors the baseline is below (those the data cannot evaluate: `data_findings`)."""
     gate, found = config.gate, []
@@ -208,7 +230,10 @@ def _floors(config: Config, report: Report, questions: list[Question]) -> list[F
         if name in vacuous:
             continue
         if (value := report.aggregate.get(name)) is not None and not not_lower(floor, value):
-            found.append(_floor(("gate", "floors", name), floor, value, name, gate.tolerance))
+            finding = _floor(("gate", "floors", name), floor, value, name, gate.tolerance)
+            if name == "judged" and name not in _written_floors(config):
+                finding = _judged_default(finding, value)
+            found.append(finding)
     tags = {tag for question in questions if question.answerable for tag in question.tags}
     for tag, floors in gate.slice_floors.items():
         if tag not in tags:
@@ -427,6 +452,12 @@ def steep_cuts(findings: list[Finding], report: Report, limit: int = LOWEST_LIST
         "check that it works (its service answers, its model gets the prompt and the passages, the "
         "golden set is about its documents):"
     ]
+    judged_by = [f.key[-1] for f, _ in cuts if f.key[-1] in (*JUDGE_CHECKS, "judged")]
+    if judged_by:  # the judge's verdicts make these: a judge that does not work cuts them too
+        lines.append(
+            f"  the judge's verdicts make {', '.join(dict.fromkeys(judged_by))}: so low a floor may mean "
+            "that the judge does not work, not the system (`calibrate` measures it on labelled claims)"
+        )
     for finding, (old, new) in cuts:
         values = per_question(report, finding.key)
         below = [item for item in values if item[0] < old]

@@ -2,8 +2,10 @@
 of each file as the team wrote it: `baseline --fit-floors` edits files people review.
 
 eval.toml is edited with tomlkit, which keeps comments, blank lines, key order and quoting;
-a changed value keeps its end-of-line comment at the same column. An item can be removed from
-a list (`names = ["Acme", "Tidemark"]`, [gate] metrics); a list left empty is removed. The golden set is
+a changed value keeps its end-of-line comment at the same column. A setting not written yet
+(a floor eval.toml left to its default, such as `judged`'s from [judge] min_judged) is added
+after its table's last key, its table made when missing. An item can be removed from a list
+(`names = ["Acme", "Tidemark"]`, [gate] metrics); a list left empty is removed. The golden set is
 rewritten line by line: only the lines of the questions whose flag is cleared change, and
 in those only `true` becomes `false` (every other byte stays) unless the line is unusual
 enough that the JSON must be written again (its key order is kept then).
@@ -47,6 +49,17 @@ def _raw_key(table: Table, wanted: str) -> str:
     raise KeyError(wanted)
 
 
+def _added(table: Table, key: str, value: float) -> None:
+    """Add `key` = `value` after the last key of `table`: the comments and blank lines after
+    that key introduce what follows, so they stay below it."""
+    body: Any = getattr(table, "value", None)  # a tomlkit Container: its items, blank lines too
+    keys = [i for i, (name, _) in enumerate(getattr(body, "body", ())) if name is not None]
+    if keys and hasattr(body, "_insert_at"):  # tomlkit's only way to place a key mid-table
+        body._insert_at(keys[-1] + 1, key, tomlkit.item(value))
+    else:
+        table[key] = value
+
+
 def _set_keeping_comment(table: Table, key: str, value: float) -> None:
     """Set `key` to `value`; its end-of-line comment stays where it was."""
     old = table[key]
@@ -87,7 +100,10 @@ def edit_toml(path: Path, changes: Mapping[Key, float | None]) -> None:
         table: Table = document
         *parents, last = key
         listed: str | None = None  # the key of the list `last` is an item of
+        made: tomlkit.items.Table | None = None  # a table this setting needs, made here ([gate.floors])
         for position, part in enumerate(parents):
+            if value is not REMOVE and not any(_canonical(str(k)) == _canonical(part) for k in table):
+                made = table[part] = tomlkit.table()
             child = table[_raw_key(table, part)]
             if isinstance(child, MutableSequence) and position == len(parents) - 1 and value is REMOVE:
                 listed = _raw_key(table, part)
@@ -97,6 +113,11 @@ def edit_toml(path: Path, changes: Mapping[Key, float | None]) -> None:
             table = child
         if listed is not None:
             _remove_item(table, listed, last)
+            continue
+        if value is not REMOVE and not any(_canonical(str(k)) == _canonical(last) for k in table):
+            _added(table, last, value)
+            if made is table:
+                made.add(tomlkit.nl())  # a blank line before the table that follows
             continue
         name = _raw_key(table, last)
         if value is REMOVE:
