@@ -174,8 +174,9 @@ def main() -> int:
         services.insert(0, f"the retriever {ANSWERS['retriever']}")
     if services:
         shutil.rmtree(project / "evals" / "baselines", ignore_errors=True)
+        own = "your own service). Start it" if len(services) == 1 else "your own services). Start them"
         note = (
-            f"no baseline can ship for {' and '.join(services)} (your own service). Start it, then run "
+            f"no baseline can ship for {' and '.join(services)} ({own}, then run "
             "`nox -s baseline -- --fit-floors` and commit evals/baseline.json."
         )
     else:
