@@ -38,15 +38,21 @@ def _canonical(name: str) -> str:
         return name
 
 
-def _raw_key(table: Table, wanted: str) -> str:
-    """The key of `table` written for `wanted`: the same text, else the same metric."""
+def _written_key(table: Table, wanted: str) -> str | None:
+    """The key of `table` written for `wanted`: the same text, else the same metric; None
+    when the table does not write it."""
     keys = [str(key) for key in table]
     if wanted in keys:
         return wanted
-    for key in keys:
-        if _canonical(key) == _canonical(wanted):
-            return key
-    raise KeyError(wanted)
+    return next((key for key in keys if _canonical(key) == _canonical(wanted)), None)
+
+
+def _raw_key(table: Table, wanted: str) -> str:
+    """`_written_key`, which must be there."""
+    found = _written_key(table, wanted)
+    if found is None:
+        raise KeyError(wanted)
+    return found
 
 
 def _added(table: Table, key: str, value: float) -> None:
@@ -102,7 +108,7 @@ def edit_toml(path: Path, changes: Mapping[Key, float | None]) -> None:
         listed: str | None = None  # the key of the list `last` is an item of
         made: tomlkit.items.Table | None = None  # a table this setting needs, made here ([gate.floors])
         for position, part in enumerate(parents):
-            if value is not REMOVE and not any(_canonical(str(k)) == _canonical(part) for k in table):
+            if value is not REMOVE and _written_key(table, part) is None:
                 made = table[part] = tomlkit.table()
             child = table[_raw_key(table, part)]
             if isinstance(child, MutableSequence) and position == len(parents) - 1 and value is REMOVE:
@@ -114,7 +120,7 @@ def edit_toml(path: Path, changes: Mapping[Key, float | None]) -> None:
         if listed is not None:
             _remove_item(table, listed, last)
             continue
-        if value is not REMOVE and not any(_canonical(str(k)) == _canonical(last) for k in table):
+        if value is not REMOVE and _written_key(table, last) is None:
             _added(table, last, value)
             if made is table:
                 made.add(tomlkit.nl())  # a blank line before the table that follows
