@@ -9,6 +9,7 @@ under test rather than a published release.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -16,8 +17,10 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import tomllib
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -227,6 +230,33 @@ def assert_ships_its_true_baseline(project: Path) -> None:
         assert drift <= 5e-6, f"{now['id']}: scores moved by {drift}"
         now["retrieved"] = then["retrieved"]
     assert fresh == shipped, "stale shipped baseline: run `nox -s baselines` at the template root"
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """The handler of a server a test starts: quiet, and replying JSON with `send_json`."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def send_json(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """`handler` served on 127.0.0.1 (a free port) from a thread, until the block ends."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def chat_completion(content: str) -> dict[str, Any]:

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import re
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from conftest import BAKE_ENV, bake_cli, chat_completion, output, run, venv_bin
+from conftest import BAKE_ENV, JsonHandler, bake_cli, chat_completion, output, run, serving, venv_bin
 
 KEY = "judge-key-for-tests"
 WORD = re.compile(r"\w+")
@@ -47,24 +46,15 @@ def verdicts(message: str) -> dict[str, list[dict[str, object]]]:
     return {"verdicts": said}
 
 
-class Judge(BaseHTTPRequestHandler):
+class Judge(JsonHandler):
     seen: ClassVar[list[str]] = []  # the Authorization headers received
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Judge.seen.append(self.headers.get("Authorization", ""))
-        status, reply = 404, {"error": "no such path"}
-        if self.path == "/v1/chat/completions":
-            status, reply = 200, chat_completion(json.dumps(verdicts(body["messages"][-1]["content"])))
-        data = json.dumps(reply).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        if self.path != "/v1/chat/completions":
+            return self.send_json(404, {"error": "no such path"})
+        return self.send_json(200, chat_completion(json.dumps(verdicts(body["messages"][-1]["content"]))))
 
 
 @pytest.fixture
@@ -73,19 +63,14 @@ def judged(tmp_path: Path) -> Iterator[tuple[Path, ThreadingHTTPServer, str]]:
     baked = bake_cli(tmp_path, "judge=llm")
     assert baked.returncode == 0, baked.stdout + baked.stderr
     (project,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Judge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    settings = project / "eval.toml"
-    text = settings.read_text(encoding="utf-8")
-    address = 'base_url = "http://127.0.0.1:8000/v1"'
-    assert text.count(address) == 1, "[judge.llm] names the server once"
-    served = f'base_url = "http://127.0.0.1:{server.server_address[1]}/v1"'
-    settings.write_text(text.replace(address, served), encoding="utf-8")
-    try:
+    with serving(Judge) as server:
+        settings = project / "eval.toml"
+        text = settings.read_text(encoding="utf-8")
+        address = 'base_url = "http://127.0.0.1:8000/v1"'
+        assert text.count(address) == 1, "[judge.llm] names the server once"
+        served = f'base_url = "http://127.0.0.1:{server.server_address[1]}/v1"'
+        settings.write_text(text.replace(address, served), encoding="utf-8")
         yield project, server, baked.stdout
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_the_llm_judge_bake_judges_through_its_server_and_gates(

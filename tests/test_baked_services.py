@@ -13,14 +13,23 @@ from __future__ import annotations
 import json
 import re
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BAKE_ENV, bake, chat_completion, gate_the_judge, output, package_of, run, venv_bin
+from conftest import (
+    BAKE_ENV,
+    JsonHandler,
+    bake,
+    chat_completion,
+    gate_the_judge,
+    output,
+    package_of,
+    run,
+    serving,
+    venv_bin,
+)
 
 TOKEN = "search-token-for-tests"
 KEY = "llm-key-for-tests"
@@ -59,31 +68,20 @@ class Services:
         return f"{text} [1]"
 
 
-def handler(services: Services) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def reply(self, status: int, body: object) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+def handler(services: Services) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             services.auth.add(self.headers.get("Authorization", ""))
             if self.path == "/search":
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                    return self.reply(401, {"error": "unauthorized"})
-                return self.reply(200, {"result": {"items": services.search(body["q"], int(body["n"]))}})
+                    return self.send_json(401, {"error": "unauthorized"})
+                return self.send_json(200, {"result": {"items": services.search(body["q"], int(body["n"]))}})
             if self.path == "/v1/chat/completions":
                 prompt = body["messages"][-1]["content"]
                 content = services.complete(prompt)
-                return self.reply(200, chat_completion(content))
-            return self.reply(404, {"error": "no such path"})
+                return self.send_json(200, chat_completion(content))
+            return self.send_json(404, {"error": "no such path"})
 
     return Handler
 
@@ -96,27 +94,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Ser
         json.loads(line) for line in (project / "evals" / "corpus.jsonl").read_text("utf-8").splitlines()
     ]
     services = Services(corpus)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(services))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    settings = project / "eval.toml"
-    text = settings.read_text(encoding="utf-8")
-    # The team's service speaks its own JSON: the request and reply fields are set to match.
-    text = text.replace('url = "http://127.0.0.1:9200/search"', f'url = "{url}/search"')
-    text = text.replace(
-        'request = { query = "{question}", size = "{depth}" }',
-        'request = { q = "{question}", n = "{depth}" }',
-    )
-    text = text.replace('hits = "hits"', 'hits = "result.items"')
-    text = text.replace('id = "id"', 'id = "doc.key"').replace('score = "score"', 'score = "relevance"')
-    text = text.replace('base_url = "http://127.0.0.1:8000/v1"', f'base_url = "{url}/v1"')
-    settings.write_text(text, encoding="utf-8")
-    env = {**BAKE_ENV, "SEARCH_API_TOKEN": TOKEN, "OPENAI_API_KEY": KEY}
-    try:
-        yield project, services, env
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(handler(services)) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        settings = project / "eval.toml"
+        text = settings.read_text(encoding="utf-8")
+        # The team's service speaks its own JSON: the request and reply fields are set to match.
+        text = text.replace('url = "http://127.0.0.1:9200/search"', f'url = "{url}/search"')
+        text = text.replace(
+            'request = { query = "{question}", size = "{depth}" }',
+            'request = { q = "{question}", n = "{depth}" }',
+        )
+        text = text.replace('hits = "hits"', 'hits = "result.items"')
+        text = text.replace('id = "id"', 'id = "doc.key"').replace('score = "score"', 'score = "relevance"')
+        text = text.replace('base_url = "http://127.0.0.1:8000/v1"', f'base_url = "{url}/v1"')
+        settings.write_text(text, encoding="utf-8")
+        yield project, services, {**BAKE_ENV, "SEARCH_API_TOKEN": TOKEN, "OPENAI_API_KEY": KEY}
 
 
 def test_the_services_bake_is_green_and_a_changed_number_fails_naming_the_question(

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +15,14 @@ import pytest
 from conftest import (
     BAKE_ENV,
     NEEDS_A_BROWSER,
+    JsonHandler,
     bake,
     chat_completion,
     nox,
     output,
     package_of,
     run,
+    serving,
     venv_bin,
 )
 
@@ -67,23 +67,14 @@ class Model:
         return {"question": question, "reference": reference, "nuggets": [nugget], "quotes": quotes}
 
 
-def handler(model: Model) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
+def handler(model: Model) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             if self.path != "/v1/chat/completions":
                 self.send_error(404)
                 return
-            content = json.dumps(model.reply(body))
-            data = json.dumps(chat_completion(content)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_json(200, chat_completion(json.dumps(model.reply(body))))
 
     return Handler
 
@@ -91,13 +82,8 @@ def handler(model: Model) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def served() -> Iterator[tuple[str, Model]]:
     model = Model()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(model))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(handler(model)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", model
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def graded_download(page: Page, html: Path, keys: list[str], target: Path) -> list[dict[str, Any]]:
