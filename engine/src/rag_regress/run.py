@@ -174,6 +174,7 @@ class Built:
         settle()  # the index lives as long as the run
         self.known: dict[str, list[Hit]] = {}
         self._generator: Generator | None = None
+        self._searching: Remembered | None = None  # the retriever as the generator was handed it
         # What a model judge spent over every judging of the run (repeats and holdout too).
         self.judge_spent: Counter[str] = Counter()
         self.judged_questions = 0  # the questions of the judgings counted (each split's once)
@@ -245,10 +246,18 @@ class Built:
             fix = "fix build_retriever in retriever.py, or the [retriever] options it reads"
             raise _factory_error(config, "build_retriever", error, fix) from error
 
+    def searches(self) -> dict[str, list[Hit]]:
+        """What the retriever itself answers the generator's searches from now on (those the
+        evaluated run's hits do not answer), by Turn.key; emptied at each call."""
+        self.generator()  # built, with the retriever it searches
+        assert self._searching is not None
+        self._searching.fresh.clear()
+        return self._searching.fresh
+
     def generator(self) -> Generator:
         """The team's generator, built on first use from the [generation] settings."""
         if self._generator is None:
-            remembered = Remembered(self.retriever, self.known, self.config.depth)
+            remembered = self._searching = Remembered(self.retriever, self.known, self.config.depth)
             try:
                 self._generator = call(
                     self.system.build_generator,
@@ -744,12 +753,13 @@ def check_determinism(
         remembered = dict(built.known)
         built.known.clear()  # the generator's searches now reach the retriever itself
         generator = built.answers.uncached()  # the generator itself, never the output cache
+        fresh = built.searches()
         try:
             answers = [_ask_again(built.generator(), q, config.golden, generator) for q in chosen]
         finally:
             built.known.update(remembered)
         differences = answer_differences(ids, [rows.get(qid) for qid in ids], answers)
-        if differences:
+        if differences and _searched_otherwise(fresh, remembered):
             _require_same_searches(config, chosen, built, rows, generator, differences)
         require_deterministic("generator", differences, len(chosen), config.path, size)
         checked = "retriever and generator"
@@ -773,6 +783,22 @@ def _judge_numbers(config: Config, stats: dict[str, int], questions: int, judged
         "judged": round(stats.get("judged", 0) * scale),
         "cached": round(stats.get("hits", 0) * scale),
     }
+
+
+def _searched_otherwise(fresh: dict[str, list[Hit]], run: dict[str, list[Hit]]) -> bool:
+    """Whether the retriever answered a search of the generator (`fresh`, by Turn.key) with
+    other passages than the top of the evaluated run's ranking (`run`), or answered one the
+    run never made (nothing to compare). False: the generator read what it read in the run,
+    so answers that differ are the generator's own."""
+    for key, hits in fresh.items():
+        ran = run.get(key)
+        if ran is None or [_passage(hit) for hit in hits] != [_passage(hit) for hit in ran[: len(hits)]]:
+            return True
+    return False
+
+
+def _passage(hit: Hit) -> tuple[str, int | None, int | None]:
+    return hit.doc_id, hit.start, hit.end  # what a generator reads of a hit; its score aside
 
 
 def _require_same_searches(

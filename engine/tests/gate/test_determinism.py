@@ -69,6 +69,22 @@ class Chatty:
         return Answer(f"{answer.text} ({next(self.calls)})", answer.contexts, answer.abstained)
 
 
+class SecondTimeOther:
+    """The stand-in's answer, but the second time a question is asked something else: a model
+    server whose cache state changes one reply (llama.cpp's did) and then agrees again."""
+
+    def __init__(self, retriever: Retriever, documents: list[Document], options: dict[str, Any]):
+        self.inner = stand_in.build(retriever, documents, options)
+        self.asked: dict[str, int] = {}
+
+    def answer(self, question: str) -> Answer:
+        answer = self.inner.answer(question)
+        self.asked[question] = self.asked.get(question, 0) + 1
+        if self.asked[question] == 2:
+            return Answer(f"{answer.text} (again)", answer.contexts, answer.abstained)
+        return answer
+
+
 def test_a_deterministic_system_is_checked_and_passes(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -92,6 +108,18 @@ def test_a_retriever_that_varies_is_exit_2_naming_it(
     code, out = gate(project, System(Drifting, SHIPPED.build_generator), capsys)
     assert code == 2
     assert "the retriever is not deterministic" in out and "scores differ" in out
+
+
+def test_a_generator_that_varies_once_is_named_not_the_deterministic_retriever(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Asked again from the retriever's fresh results the answers differ, and asked once more
+    from the run's hits they agree: the retriever gave the generator the run's own passages,
+    so the generator is what varies, not BM25."""
+    code, out = gate(project, System(SHIPPED.build_retriever, SecondTimeOther), capsys)
+    assert code == 2
+    assert "the generator is not deterministic" in out and 'stochastic = ["generator"]' in out
+    assert "the retriever answers the generator's searches" not in out
 
 
 def test_a_retriever_ranking_otherwise_at_the_generators_depth_is_named_not_the_generator(
