@@ -159,3 +159,7 @@ def test_the_cost_counts_the_llm_judge_s_requests_and_the_parts_declared() -> No
     assert "30 searches and 30 generator calls a run instead of 10 each" in fix and "judge" not in fix
     cached = RunSize(questions=10, repeats=3, judge_requests=0, judged=0, cached=50)
     assert "this run's verdicts all came from the verdict cache" in stochastic_fix("generator", cached)
+    unjudged = RunSize(questions=74, repeats=5, judge_requests=195, judged=0, cached=481)
+    said = stochastic_fix("generator", unjudged)  # a model that gave none of its asked items a verdict
+    assert "this run: 195 requests and no verdict from them, so every run asks them again" in said
+    assert "481 verdicts from the verdict cache" in said and "it made none" not in said

@@ -108,10 +108,16 @@ def _judge_cost(size: RunSize) -> str:
     """What an LLM judge adds per gate with repeats: each repeat's new sentences are judged."""
     if size.judge_requests is None:
         return ""
-    if size.judged == 0:
+    if size.judged == 0 and not size.judge_requests:
         return (
             ", plus the LLM judge's requests for each repeat's new sentences (this run's verdicts all "
             "came from the verdict cache, so it made none)"
+        )
+    if size.judged == 0:  # it asked, and its model gave no verdict: those are asked again each run
+        return (
+            ", plus the LLM judge's requests for each repeat's new sentences (this run: "
+            f"{size.judge_requests:,} requests and no verdict from them, so every run asks them again; "
+            f"{size.cached:,} verdicts from the verdict cache)"
         )
     per_run = -(-size.judge_requests * (size.judged + size.cached) // size.judged)  # rounded up
     return (
