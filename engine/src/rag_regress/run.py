@@ -248,10 +248,10 @@ class Built:
 
     def searches(self) -> dict[str, list[Hit]]:
         """What the retriever itself answers the generator's searches from now on (those the
-        evaluated run's hits do not answer), by Turn.key; emptied at each call."""
+        evaluated run's hits do not answer), by Turn.key; a new record at each call."""
         self.generator()  # built, with the retriever it searches
         assert self._searching is not None
-        self._searching.fresh.clear()
+        self._searching.fresh = {}
         return self._searching.fresh
 
     def generator(self) -> Generator:

@@ -44,13 +44,13 @@ class Remembered:
     trec_eval's: `[retrieval] ties`), and a slow retriever (an embedding model, a remote
     service) is not run twice per question. A
     question it has not seen, or a deeper search, goes to the retriever itself; so does any
-    other attribute. What the retriever itself answered is kept in `fresh`, by Turn.key: the
-    determinism check compares it with the evaluated run's hits.
+    other attribute. While `fresh` is a dict (the determinism check sets one), what the
+    retriever itself answered is kept in it, by Turn.key, to compare with the run's hits.
     """
 
     def __init__(self, retriever: Retriever, known: dict[str, list[Hit]], depth: int):
         self.retriever, self.known, self.depth = retriever, known, depth  # known: by Turn.key
-        self.fresh: dict[str, list[Hit]] = {}
+        self.fresh: dict[str, list[Hit]] | None = None  # kept only while asked for: not in a run
 
     def search(self, question: str, depth: int, history: History | None = None) -> list[Hit]:
         """The evaluated hits of `question` (in its conversation: `history`, or, when the
@@ -58,7 +58,9 @@ class Remembered:
         turn = Turn(question, being_answered(question) if history is None else history)
         hits = self.known.get(turn.key)
         if hits is None or depth > self.depth:
-            hits = self.fresh[turn.key] = with_history(self.retriever.search, turn)(question, depth)
+            hits = with_history(self.retriever.search, turn)(question, depth)
+            if self.fresh is not None:
+                self.fresh[turn.key] = hits
             return hits
         return hits[:depth]
 
