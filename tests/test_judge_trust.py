@@ -85,7 +85,7 @@ def test_the_judge_gates_only_once_it_agrees_with_the_teams_own_grades(tmp_path:
     shipped_gate = nox(project, "gate")
     assert shipped_gate.returncode == 0, output(shipped_gate)
     out = shipped_gate.stdout
-    assert "Judge lexical 2.1: kappa 0.25 (95% 0.07 to 0.43) on 112 held-out labels" in out
+    assert "Judge lexical 2.2: kappa 0.25 (95% 0.07 to 0.43) on 112 held-out labels" in out
     assert "below min_kappa 0.4; its checks are advisory" in out
     assert re.search(r"  faithfulness +1\.000 +0\.9\d\d .* ok \(advisory\)", out), out
     assert re.search(r"faithfulness: 1 newly failing.*\(advisory, listed and not counted", out)

@@ -43,4 +43,4 @@ __all__ = [
     "__version__",
     "looks_like_abstention",
 ]
-__version__ = "2.7.0"  # semantic: a change of any metric's definition is a major version
+__version__ = "2.8.0"  # semantic: a change of any metric's definition is a major version

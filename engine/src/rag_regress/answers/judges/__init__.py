@@ -10,9 +10,9 @@ entry point (group `rag_regress.judges`), the built-in ones being:
 Each scores a claim against one- and two-sentence windows of the contexts and keeps the best.
 The narrow checks (judges/findings.py: numbers, names, polarity, hedges...) then read the claim
 against that window; each reports a finding beside the backend's verdict, and only the findings
-[judge] fail_on names fail a claim. A claim copied from its context is always supported. A
-backend that cannot run stops with a clear error (exit 2): there is never a silent fallback to
-another judge, because a different judge means different numbers.
+[judge] fail_on names fail a claim. A claim that is whole sentences of its context, word for
+word, is always supported. A backend that cannot run stops with a clear error (exit 2): there
+is never a silent fallback to another judge, because a different judge means different numbers.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ class Verdict:
 # record it (with the digest of the rules it was measured with), and the gate refuses a
 # baseline judged by another version. A test pins RULES_DIGEST to these versions, so a change
 # to a judge's rules cannot ship without a new version (and a line in CHANGELOG.md).
-JUDGE_VERSIONS = {"lexical": "2.1", "nli": "2.0"}
+JUDGE_VERSIONS = {"lexical": "2.2", "nli": "2.1"}
 # rules_digest(name) of the rules each version names
-RULES_DIGEST = {"lexical": "c246ec05d9d884e4", "nli": "814a49ce48a03f09"}
+RULES_DIGEST = {"lexical": "d08c56ed2b8e4b79", "nli": "86765df4a4a5c9af"}
 # The module of each built-in backend: a backend's rules are the shared files of judges/ and
 # text/ and its own module, never another backend's, so adding a backend changes no other.
 BUILTIN = {"lexical": "rag_regress.answers.judges.lexical", "nli": "rag_regress.answers.judges.nli"}
@@ -122,7 +122,8 @@ def settle(
     words, then the shorter), the findings of the narrow checks against it (`context`, all the
     answer's contexts, is where numbers and names are looked up; `names`, [judge] names, any
     context may use), and the threshold. Supported when the score reaches the threshold and no
-    finding `fail_on` names is found. A claim copied from a window is supported, by any judge."""
+    finding `fail_on` names is found. A claim copied from a window (whole sentences of it,
+    claims.copied) is supported, by any judge."""
     from .claims import copied
     from .findings import findings
     from .lexical import coverage

@@ -90,10 +90,20 @@ def _windows_of(context: str, size: int) -> tuple[str, ...]:
 
 
 def copied(claim: str, window: str) -> bool:
-    """Whether the claim is the window's own words (after the plain-text steps of reading, and
-    with case folded): a verbatim sentence is always supported."""
+    """Whether the claim is one or more whole consecutive sentences of the window, word for
+    word (after the plain-text steps of reading, with case folded and the end marks . ! ?
+    ignored): a verbatim sentence is always supported. Part of a sentence is not copied: "The
+    fee is 5" from "The fee is 50 euros", or a sentence less its condition, is judged as any
+    claim is."""
     wanted = _folded(claim).strip(" .!?")
-    return bool(wanted) and wanted in _folded(window)
+    if not wanted:
+        return False
+    sentences = [_folded(sentence).strip(" .!?") for sentence in _sentences(window)]
+    return any(
+        " ".join(sentences[start:end]) == wanted
+        for start in range(len(sentences))
+        for end in range(start + 1, len(sentences) + 1)
+    )
 
 
 @functools.lru_cache(maxsize=1 << 15)  # a context is looked in for every claim of its answer
