@@ -31,10 +31,9 @@ LONG = " ".join(f"Sentence number {i} says the export holds {i} rows of data." f
 def judged_items() -> list[Item]:
     """Claims a real answer makes against contexts like a real answer's."""
     return [
-        # a sentence copied whole: supported with no findings and its window (the verdict the
-        # cache used to reject on every run)
-        ("Refunds may take up to 10 days to reach your card.", (HEDGED,)),
-        ("take up to 10 days to reach your card.", (HEDGED,)),  # a fragment: it drops the hedge
+        # a fragment copied from a hedged sentence: supported as copied, though the narrow
+        # checks find the hedge it drops (the verdict the cache used to reject on every run)
+        ("take up to 10 days to reach your card.", (HEDGED,)),
         ("Refunds may take up to 10 days.", (HEDGED,)),
         ("admins can export data as CSV.", (HEDGED,)),
         ("Refunds take 60 days.", (HEDGED,)),  # a changed number: unsupported, with findings
@@ -116,8 +115,8 @@ def test_a_tampered_entry_still_does_not_verify(tmp_path: Path) -> None:
 
 
 class Quoting:
-    """A generator that quotes part of a hedged sentence, as an LLM does: "take up to 10 days
-    ..." from "Refunds may take up to 10 days ..."; the lexical judge finds the hedge it drops."""
+    """A generator that quotes part of a hedged sentence, as an LLM does: "Refunds take up to
+    10 days" from "Refunds may take up to 10 days ..."; the lexical judge supports it as copied."""
 
     def __init__(self, retriever: object, documents: object, options: object):
         pass

