@@ -48,10 +48,8 @@ import dataclasses
 import json
 import math
 import re
-import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from ..answers import stand_in
 from ..answers.settings import ANSWER_CHECKS
@@ -203,12 +201,6 @@ def _floor(key: Key, floor: float, value: float, what: str, tolerance: float) ->
     )
 
 
-def _written_floors(config: Config) -> dict[str, Any]:
-    """[gate.floors] as eval.toml writes it, without the floors settings add (`judged`'s)."""
-    floors = tomllib.loads(config.text).get("gate", {}).get("floors", {})
-    return floors if isinstance(floors, dict) else {}
-
-
 def _judged_default(finding: Finding, value: float) -> Finding:
     """The floor on `judged` that eval.toml leaves to [judge] min_judged: the fix adds the
     fitted floor to [gate.floors], which overrides it, and says so."""
@@ -231,7 +223,7 @@ def _floors(config: Config, report: Report, questions: list[Question]) -> list[F
             continue
         if (value := report.aggregate.get(name)) is not None and not not_lower(floor, value):
             finding = _floor(("gate", "floors", name), floor, value, name, gate.tolerance)
-            if name == "judged" and name not in _written_floors(config):
+            if name == "judged" and config.written_value("gate", "floors", "judged") is None:
                 finding = _judged_default(finding, value)
             found.append(finding)
     tags = {tag for question in questions if question.answerable for tag in question.tags}

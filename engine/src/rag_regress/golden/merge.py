@@ -63,7 +63,6 @@ import re
 import sys
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
@@ -678,10 +677,7 @@ _TABLES: dict[str, Any] = {"data": DataSettings, "judge": JudgeTable}  # the fil
 def _as_written(config: Config, table: str = "data", key: str = "golden") -> Path:
     """A file setting ([data] golden, [judge] labels) as eval.toml writes it, joined to its folder
     with symlinks not followed (Config's paths are resolved): where a merge writes."""
-    try:
-        value = tomllib.loads(config.text).get(table, {}).get(key) if config.text else None
-    except (tomllib.TOMLDecodeError, AttributeError):
-        value = None
+    value = config.written_value(table, key)
     if not isinstance(value, str):
         value = str(getattr(_TABLES[table], "__pydantic_fields__")[key].default)  # noqa: B009
     return Path(os.path.normpath(config.path.parent / value))

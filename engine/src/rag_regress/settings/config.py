@@ -83,6 +83,17 @@ class Config:
         file, relative to its folder, with symlinks not followed: where the write goes."""
         return self.written.get((table, key)) or getattr(getattr(self, table), key)
 
+    def written_value(self, *key: str) -> object:
+        """A setting as eval.toml writes it, before the schema's defaults and the settings it
+        derives ([gate.floors] judged from [judge] min_judged); None when it is not written."""
+        try:
+            value: object = tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError:
+            return None
+        for part in key:
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
     def line_of(self, *key: str) -> int | None:
         """The line of a setting or table of eval.toml, e.g. line_of("gate", "slices", tag)."""
         return line_of(self.text, key)
